@@ -1,0 +1,97 @@
+import { DeliveryError } from '../providers/errors/delivery.error';
+import { ThrottledDeliveryError } from '../providers/errors/throttled-delivery.error';
+import type { OutgoingNotification, ProviderAdapter } from '../providers/provider-adapter';
+import { redactPersonalData } from '../privacy/redact-personal-data';
+import type { AttemptOutcome } from './attempt-outcome';
+
+class ProviderTimeout extends Error {}
+
+/**
+ * Calls the adapter once and classifies what happened. Never throws: an adapter
+ * that throws a non-Error, resolves without a message id, or never settles is a
+ * retriable failure, not a crashed cycle. The call is cut at `timeoutMs` even if
+ * the adapter ignores its signal.
+ *
+ * `interrupt` is the worker's own reason to stop the call (lost lease, ...);
+ * when it fires the attempt is reported as interrupted, not as a failure.
+ */
+export async function attemptDelivery(
+  adapter: ProviderAdapter,
+  message: OutgoingNotification,
+  timeoutMs: number,
+  interrupt?: AbortSignal,
+): Promise<AttemptOutcome> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const onInterrupt = (): void => controller.abort(interrupt?.reason);
+  if (interrupt?.aborted) return { kind: 'interrupted', errorCode: 'worker_interrupted' };
+  interrupt?.addEventListener('abort', onInterrupt, { once: true });
+
+  const cutOff = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const timeout = new ProviderTimeout(`provider call exceeded ${timeoutMs} ms`);
+      controller.abort(timeout);
+      reject(timeout);
+    }, timeoutMs);
+    controller.signal.addEventListener('abort', () => reject(controller.signal.reason), {
+      once: true,
+    });
+  });
+  // The losing side of the race must not surface as an unhandled rejection.
+  cutOff.catch(() => undefined);
+
+  try {
+    const send = Promise.resolve().then(() =>
+      adapter.send(message, { idempotencyKey: message.id, signal: controller.signal }),
+    );
+    const result: unknown = await Promise.race([send, cutOff]);
+    const providerMessageId = (result as { providerMessageId?: unknown } | null | undefined)
+      ?.providerMessageId;
+    if (typeof providerMessageId !== 'string' || providerMessageId.trim() === '') {
+      return {
+        kind: 'retriable',
+        errorCode: 'provider_invalid_result',
+        errorMessage: 'provider adapter returned no providerMessageId',
+      };
+    }
+    return { kind: 'sent', providerMessageId };
+  } catch (error) {
+    if (interrupt?.aborted && !(error instanceof ProviderTimeout)) {
+      return { kind: 'interrupted', errorCode: 'worker_interrupted' };
+    }
+    return classifyFailure(error, message);
+  } finally {
+    clearTimeout(timer);
+    interrupt?.removeEventListener('abort', onInterrupt);
+  }
+}
+
+function classifyFailure(error: unknown, message: OutgoingNotification): AttemptOutcome {
+  const safe = (text: string): string => redactPersonalData(text, message);
+  if (error instanceof ProviderTimeout) {
+    return { kind: 'retriable', errorCode: 'provider_timeout', errorMessage: error.message };
+  }
+  if (error instanceof ThrottledDeliveryError) {
+    return {
+      kind: 'throttled',
+      retryAfterMs: error.retryAfterMs,
+      errorCode: error.code,
+      errorMessage: safe(error.message),
+    };
+  }
+  if (error instanceof DeliveryError) {
+    return {
+      kind: error.retriable ? 'retriable' : 'non-retriable',
+      errorCode: error.code,
+      errorMessage: safe(error.message),
+    };
+  }
+  if (error instanceof Error) {
+    return { kind: 'retriable', errorCode: 'provider_error', errorMessage: safe(error.message) };
+  }
+  return {
+    kind: 'retriable',
+    errorCode: 'provider_error_non_error',
+    errorMessage: safe(`provider adapter threw a non-Error value (${typeof error})`),
+  };
+}

@@ -1,0 +1,16 @@
+/** What one delivery attempt came to, before it is turned into a row change. */
+export type AttemptOutcome =
+  | { readonly kind: 'sent'; readonly providerMessageId: string }
+  | { readonly kind: 'retriable'; readonly errorCode: string; readonly errorMessage: string }
+  | { readonly kind: 'non-retriable'; readonly errorCode: string; readonly errorMessage: string }
+  /** The provider asked to slow down: the attempt does not count. */
+  | {
+      readonly kind: 'throttled';
+      readonly retryAfterMs: number | null;
+      readonly errorCode: string;
+      readonly errorMessage: string;
+    }
+  /** The worker stopped the call (lost lease, open circuit): the attempt does not count. */
+  | { readonly kind: 'interrupted'; readonly errorCode: string }
+  /** The row already used up the channel's attempts (max lowered): no call was made. */
+  | { readonly kind: 'exhausted' };

@@ -1,0 +1,59 @@
+/** Why a cycle did not run at all. */
+export type CycleSkipReason = 'lease-held' | 'already-running' | 'cancelled';
+
+/** Why a cycle that ran stopped claiming rows. */
+export type CycleStopReason = 'batch-full' | 'no-more-due' | 'deadline' | 'cancelled';
+
+/** Why a channel's due rows were left out of the claim. */
+export type ChannelExclusionReason =
+  | 'disabled'
+  | 'not-configured'
+  | 'no-provider-adapter'
+  | 'timeout-exceeds-lease';
+
+export interface ExcludedChannel {
+  readonly channel: string;
+  readonly reason: ChannelExclusionReason;
+  /** Due rows left waiting, untouched. */
+  readonly dueRows: number;
+}
+
+export interface CycleCounts {
+  /** Rows locked and given an outcome in this cycle. */
+  readonly processed: number;
+  readonly sent: number;
+  /** Intermediate failures, rescheduled by backoff. */
+  readonly retried: number;
+  readonly terminal: number;
+  /** Throttled or interrupted: rescheduled without using an attempt. */
+  readonly deferred: number;
+  /** Candidates another worker held, or that stopped being due before we locked them. */
+  readonly skipped: number;
+  /** Units of work that failed to commit (database error); their rows stay due. */
+  readonly errors: number;
+}
+
+interface CycleReportBase {
+  readonly runId: string;
+  readonly correlationId: string;
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+  readonly durationMs: number;
+}
+
+export interface CompletedCycleReport extends CycleReportBase {
+  readonly status: 'completed';
+  readonly stopReason: CycleStopReason;
+  readonly fencingToken: number;
+  readonly counts: CycleCounts;
+  readonly excludedChannels: readonly ExcludedChannel[];
+  /** Largest delay between a row's due time and its processing, in ms. */
+  readonly maxLagMs: number;
+}
+
+export interface SkippedCycleReport extends CycleReportBase {
+  readonly status: 'skipped';
+  readonly skipReason: CycleSkipReason;
+}
+
+export type CycleReport = CompletedCycleReport | SkippedCycleReport;

@@ -1,0 +1,411 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AlertSink } from '../alerts/alert-sink';
+import { ChannelCatalog } from '../channels/channel-catalog';
+import type { ChannelConfig } from '../channels/channel-config';
+import { Clock } from '../clock/clock';
+import { InsufficientPoolSizeError } from '../errors/insufficient-pool-size.error';
+import { DistributedLock } from '../locking/distributed-lock';
+import type { Lease } from '../locking/lease';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
+import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import type { NotificationEntity } from '../persistence/notification.entity';
+import { NotificationRepository, type DueCandidate } from '../persistence/notification.repository';
+import type { ProviderAdapter } from '../providers/provider-adapter';
+import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
+import { attemptDelivery } from './attempt-delivery';
+import type { AttemptOutcome } from './attempt-outcome';
+import type {
+  ChannelExclusionReason,
+  CycleReport,
+  CycleSkipReason,
+  CycleStopReason,
+  ExcludedChannel,
+} from './cycle-report';
+import { decideTransition, isAllowedTransition, type ItemResult, type RowTransition } from './row-transition';
+
+export interface RunCycleOptions {
+  /** The due threshold. Default: the injected Clock's now. */
+  readonly now?: Date;
+  /** Stops the cycle at the next item boundary. */
+  readonly signal?: AbortSignal;
+  /** Carried on every log line and outbox header of the cycle. Default: a new UUID. */
+  readonly correlationId?: string;
+}
+
+interface EligibleChannel {
+  readonly config: ChannelConfig;
+  readonly adapter: ProviderAdapter;
+}
+
+interface CycleContext {
+  readonly runId: string;
+  readonly correlationId: string;
+  readonly now: Date;
+  readonly lease: Lease;
+}
+
+type ItemOutcome = ItemResult | 'skipped' | 'error';
+
+/** A row's committed change, reported after COMMIT. */
+interface CommittedItem {
+  readonly row: NotificationEntity;
+  readonly transition: RowTransition;
+  readonly processedAt: Date;
+}
+
+const DEFAULT_PG_POOL_SIZE = 10;
+
+/**
+ * One retry cycle: lease → channels → claim and process due rows, each in its
+ * own transaction → release. Single-flight per instance; cancellation is
+ * cooperative and lands between rows, never inside one.
+ */
+@Injectable()
+export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger('NotificationsRetryCycle');
+  private readonly shutdown = new AbortController();
+  private running: Promise<CycleReport> | null = null;
+
+  constructor(
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
+    private readonly options: ResolvedNotificationsRetryOptions,
+    private readonly dataSource: DataSource,
+    private readonly lock: DistributedLock,
+    private readonly catalog: ChannelCatalog,
+    private readonly adapters: ProviderAdapterRegistry,
+    private readonly notifications: NotificationRepository,
+    private readonly outbox: OutboxWriter,
+    private readonly clock: Clock,
+    private readonly alerts: AlertSink,
+  ) {}
+
+  onModuleInit(): void {
+    const extra = (this.dataSource.options as { extra?: { max?: unknown } }).extra;
+    const poolSize = (this.dataSource.options as { poolSize?: unknown }).poolSize;
+    const size =
+      typeof extra?.max === 'number'
+        ? extra.max
+        : typeof poolSize === 'number'
+          ? poolSize
+          : DEFAULT_PG_POOL_SIZE;
+    if (size <= this.options.concurrency) {
+      throw new InsufficientPoolSizeError(size, this.options.concurrency);
+    }
+  }
+
+  /** Waits for the cycle in flight to reach an item boundary, so nothing is left half-written. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shutdown.abort(new Error('application shutdown'));
+    await this.running?.catch(() => undefined);
+  }
+
+  /** True while a cycle of this instance is running. */
+  get isRunning(): boolean {
+    return this.running !== null;
+  }
+
+  /**
+   * Runs one cycle now, unless this instance is already running one or another
+   * instance holds the lease; the report says which.
+   */
+  runCycle(options: RunCycleOptions = {}): Promise<CycleReport> {
+    const runId = randomUUID();
+    const correlationId = options.correlationId ?? randomUUID();
+    if (this.running) {
+      this.logger.log({ msg: 'retry-cycle-skipped', event: 'retry-cycle-skipped', reason: 'already-running', runId, correlationId });
+      return Promise.resolve(this.skipped(runId, correlationId, 'already-running', performance.now()));
+    }
+    const run = this.execute(runId, correlationId, options).finally(() => {
+      this.running = null;
+    });
+    this.running = run;
+    return run;
+  }
+
+  private async execute(runId: string, correlationId: string, options: RunCycleOptions): Promise<CycleReport> {
+    const started = performance.now();
+    const stop = options.signal
+      ? AbortSignal.any([this.shutdown.signal, options.signal])
+      : this.shutdown.signal;
+    if (stop.aborted) return this.skipped(runId, correlationId, 'cancelled', started);
+
+    const lease = await this.lock.acquire(this.options.lockKey, this.options.instanceId, this.options.lockTtlMs);
+    if (!lease) {
+      this.logger.log({
+        msg: 'lease-not-acquired',
+        event: 'lease-not-acquired',
+        lockKey: this.options.lockKey,
+        runId,
+        correlationId,
+      });
+      return this.skipped(runId, correlationId, 'lease-held', started);
+    }
+
+    try {
+      const now = options.now ?? this.clock.now();
+      const context: CycleContext = { runId, correlationId, now, lease };
+      this.logger.log({
+        msg: 'retry-cycle-started',
+        event: 'retry-cycle-started',
+        runId,
+        correlationId,
+        fencingToken: lease.fencingToken,
+        now: now.toISOString(),
+      });
+      return await this.claimAndProcess(context, stop, started);
+    } finally {
+      await this.lock.release(lease).catch((error: unknown) => {
+        this.logger.error({ msg: 'lease-release-failed', event: 'lease-release-failed', runId, correlationId, error: errorText(error) });
+      });
+    }
+  }
+
+  private async claimAndProcess(context: CycleContext, stop: AbortSignal, started: number): Promise<CycleReport> {
+    const { runId, correlationId, now } = context;
+    const deadline = started + this.options.maxCycleDurationMs;
+
+    const { eligible, excluded } = await this.resolveChannels();
+    const excludedChannels = await this.countExcluded(eligible, excluded, now);
+    for (const channel of excludedChannels) {
+      this.logger.warn({ msg: 'channel-disabled', event: 'channel-disabled', runId, correlationId, ...channel });
+    }
+
+    const candidates = await this.notifications.findDueCandidates([...eligible.keys()], now, this.options.batchSize);
+    const counts = { processed: 0, sent: 0, retried: 0, terminal: 0, deferred: 0, skipped: 0, errors: 0 };
+    let maxLagMs = 0;
+    let stopReason: CycleStopReason | null = null;
+    let next = 0;
+
+    const slot = async (): Promise<void> => {
+      for (;;) {
+        if (stop.aborted) stopReason ??= 'cancelled';
+        else if (performance.now() >= deadline) stopReason ??= 'deadline';
+        if (stopReason || next >= candidates.length) return;
+        const candidate = candidates[next++];
+        const channel = eligible.get(candidate.channel) as EligibleChannel;
+        const outcome = await this.processItem(context, candidate, channel);
+        if (outcome === 'skipped') counts.skipped++;
+        else if (outcome === 'error') counts.errors++;
+        else {
+          counts.processed++;
+          counts[outcome]++;
+          maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, candidates.length) }, slot));
+    stopReason ??= candidates.length >= this.options.batchSize ? 'batch-full' : 'no-more-due';
+
+    const finishedAt = this.clock.now();
+    const durationMs = Math.round(performance.now() - started);
+    const report: CycleReport = {
+      status: 'completed',
+      runId,
+      correlationId,
+      startedAt: new Date(finishedAt.getTime() - durationMs),
+      finishedAt,
+      durationMs,
+      stopReason,
+      fencingToken: context.lease.fencingToken,
+      counts,
+      excludedChannels,
+      maxLagMs,
+    };
+    this.logger.log({
+      msg: 'cycle-completed',
+      event: 'cycle-completed',
+      runId,
+      correlationId,
+      stopReason,
+      durationMs,
+      maxLagMs,
+      ...counts,
+    });
+    return report;
+  }
+
+  /** One row, one transaction: lock → provider call → status + outbox → commit. */
+  private async processItem(context: CycleContext, candidate: DueCandidate, channel: EligibleChannel): Promise<ItemOutcome> {
+    const { runId, correlationId } = context;
+    let committed: CommittedItem | null;
+    try {
+      committed = await this.dataSource.transaction(async (manager) => {
+        const row = await this.notifications.lockIfDue(manager, candidate, context.now);
+        if (!row) return null;
+        const outcome: AttemptOutcome =
+          row.attempts >= channel.config.maxAttempts
+            ? { kind: 'exhausted' }
+            : await attemptDelivery(
+                channel.adapter,
+                {
+                  id: row.id,
+                  tenantId: row.tenantId,
+                  channel: row.channel,
+                  recipientAddress: row.recipientAddress,
+                  subject: row.subject,
+                  body: row.body,
+                  attempts: row.attempts,
+                },
+                channel.config.timeoutMs,
+              );
+        const processedAt = this.clock.now();
+        const transition = decideTransition(row, channel.config, outcome, processedAt);
+        if (!isAllowedTransition(row.status, transition.status)) {
+          throw new Error(`transition ${row.status} → ${transition.status} violates INV-NTF-5`);
+        }
+        await this.notifications.applyTransition(manager, row.id, transition);
+        if (transition.event) {
+          const headers: NotificationDispatchedHeaders = { correlationId, jobRunId: runId };
+          await this.outbox.appendDispatched(
+            manager,
+            {
+              notificationId: row.id,
+              tenantId: row.tenantId,
+              channel: row.channel,
+              status: transition.event,
+              attempts: transition.attempts,
+              providerKey: channel.config.providerKey,
+              providerMessageId: transition.providerMessageId,
+              errorCode: transition.lastErrorCode,
+              occurredAt: processedAt.toISOString(),
+            },
+            headers,
+          );
+        }
+        return { row, transition, processedAt };
+      });
+    } catch (error) {
+      // Rolled back: the row is due again for the next cycle.
+      this.logger.error({
+        msg: 'item-error',
+        event: 'item-error',
+        runId,
+        correlationId,
+        notificationId: candidate.id,
+        channel: candidate.channel,
+        error: errorText(error),
+      });
+      return 'error';
+    }
+    if (!committed) return 'skipped';
+    await this.reportItem(context, candidate, channel, committed);
+    return committed.transition.result;
+  }
+
+  private async reportItem(
+    context: CycleContext,
+    candidate: DueCandidate,
+    channel: EligibleChannel,
+    { row, transition, processedAt }: CommittedItem,
+  ): Promise<void> {
+    const fields = {
+      runId: context.runId,
+      correlationId: context.correlationId,
+      notificationId: row.id,
+      channel: row.channel,
+      providerKey: channel.config.providerKey,
+      attempts: transition.attempts,
+      errorCode: transition.lastErrorCode,
+      lagMs: processedAt.getTime() - candidate.dueAt.getTime(),
+    };
+    switch (transition.result) {
+      case 'sent':
+        this.logger.log({ msg: 'item-sent', event: 'item-sent', ...fields });
+        return;
+      case 'retried':
+        this.logger.warn({
+          msg: 'item-retried',
+          event: 'item-retried',
+          ...fields,
+          nextAttemptAt: transition.nextAttemptAt?.toISOString(),
+        });
+        return;
+      case 'deferred':
+        this.logger.warn({
+          msg: 'item-deferred',
+          event: 'item-deferred',
+          ...fields,
+          nextAttemptAt: (transition.nextAttemptAt ?? transition.scheduledAt)?.toISOString(),
+        });
+        return;
+      case 'terminal':
+        this.logger.error({ msg: 'item-failed-terminal', event: 'item-failed-terminal', ...fields });
+        try {
+          await this.alerts.terminalFailure({
+            notificationId: row.id,
+            channel: row.channel,
+            providerKey: channel.config.providerKey,
+            attempts: transition.attempts,
+            errorCode: transition.lastErrorCode ?? 'unknown',
+            runId: context.runId,
+            correlationId: context.correlationId,
+          });
+        } catch (error) {
+          this.logger.error({ msg: 'alert-sink-failed', event: 'alert-sink-failed', ...fields, error: errorText(error) });
+        }
+        return;
+    }
+  }
+
+  /** Which channels take part in this cycle; the others' rows are never read by the claim. */
+  private async resolveChannels(): Promise<{
+    eligible: Map<string, EligibleChannel>;
+    excluded: Map<string, ChannelExclusionReason>;
+  }> {
+    const eligible = new Map<string, EligibleChannel>();
+    const excluded = new Map<string, ChannelExclusionReason>();
+    // A call started just before the deadline may run for a whole timeout; it must end inside the lease.
+    const maxTimeoutMs = this.options.lockTtlMs - this.options.maxCycleDurationMs;
+    for (const config of await this.catalog.getChannels()) {
+      if (eligible.has(config.key) || excluded.has(config.key)) continue;
+      const adapter = this.adapters.get(config.providerKey);
+      if (!config.isEnabled) excluded.set(config.key, 'disabled');
+      else if (!adapter) excluded.set(config.key, 'no-provider-adapter');
+      else if (config.timeoutMs > maxTimeoutMs) excluded.set(config.key, 'timeout-exceeds-lease');
+      else eligible.set(config.key, { config, adapter });
+    }
+    return { eligible, excluded };
+  }
+
+  private async countExcluded(
+    eligible: Map<string, EligibleChannel>,
+    excluded: Map<string, ChannelExclusionReason>,
+    now: Date,
+  ): Promise<ExcludedChannel[]> {
+    const counts = await this.notifications.countDueOutside([...eligible.keys()], now);
+    return counts.map(({ channel, due }) => ({
+      channel,
+      reason: excluded.get(channel) ?? 'not-configured',
+      dueRows: due,
+    }));
+  }
+
+  private skipped(runId: string, correlationId: string, skipReason: CycleSkipReason, started: number): CycleReport {
+    const finishedAt = this.clock.now();
+    const durationMs = Math.round(performance.now() - started);
+    return {
+      status: 'skipped',
+      skipReason,
+      runId,
+      correlationId,
+      startedAt: new Date(finishedAt.getTime() - durationMs),
+      finishedAt,
+      durationMs,
+    };
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

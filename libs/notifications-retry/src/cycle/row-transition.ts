@@ -1,0 +1,145 @@
+import { backoffDelayMs } from '../channels/retry-backoff';
+import type { ChannelConfig } from '../channels/channel-config';
+import { NotificationStatus } from '../notifications/notification-status';
+import type { AttemptOutcome } from './attempt-outcome';
+
+/** The claimed row's state that a transition depends on. */
+export interface ClaimedRowState {
+  readonly status: NotificationStatus;
+  readonly attempts: number;
+  readonly nextAttemptAt: Date | null;
+  readonly scheduledAt: Date | null;
+}
+
+export type ItemResult = 'sent' | 'retried' | 'terminal' | 'deferred';
+
+/** The new values of the row, and the event to emit with them. */
+export interface RowTransition {
+  readonly result: ItemResult;
+  readonly status: NotificationStatus;
+  readonly attempts: number;
+  readonly nextAttemptAt: Date | null;
+  readonly scheduledAt: Date | null;
+  readonly providerMessageId: string | null;
+  readonly sentAt: Date | null;
+  readonly lastErrorCode: string | null;
+  readonly lastErrorMessage: string | null;
+  /** Only final outcomes produce an event; an intermediate Failed does not. */
+  readonly event: 'Sent' | 'Failed' | null;
+}
+
+/** INV-NTF-5, plus "stays as it was" for a deferred row. */
+const ALLOWED: ReadonlyArray<readonly [NotificationStatus, NotificationStatus]> = [
+  ['Failed', 'Sent'],
+  ['Failed', 'Failed'],
+  ['Pending', 'Sent'],
+  ['Pending', 'Failed'],
+  ['Pending', 'Pending'],
+];
+
+export function isAllowedTransition(from: NotificationStatus, to: NotificationStatus): boolean {
+  return ALLOWED.some(([a, b]) => a === from && b === to);
+}
+
+/**
+ * Decides what a claimed row becomes. Pure: `now` and the outcome are inputs.
+ * Only due rows are claimed, so `row.status` is Pending or Failed.
+ */
+export function decideTransition(
+  row: ClaimedRowState,
+  channel: ChannelConfig,
+  outcome: AttemptOutcome,
+  now: Date,
+): RowTransition {
+  if (row.status === NotificationStatus.Sent) {
+    throw new Error('A Sent notification is never processed again');
+  }
+  const keep = {
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.nextAttemptAt,
+    scheduledAt: row.scheduledAt,
+    providerMessageId: null,
+    sentAt: null,
+  };
+  const later = (delayMs: number): Date => new Date(now.getTime() + delayMs);
+
+  switch (outcome.kind) {
+    case 'sent':
+      return {
+        ...keep,
+        result: 'sent',
+        status: NotificationStatus.Sent,
+        attempts: row.attempts + 1,
+        nextAttemptAt: null,
+        providerMessageId: outcome.providerMessageId,
+        sentAt: now,
+        lastErrorCode: null,
+        lastErrorMessage: null,
+        event: 'Sent',
+      };
+
+    case 'exhausted':
+      return terminal(keep, row.attempts, 'max_attempts_exhausted', 'attempts already reached the channel maximum');
+
+    case 'non-retriable':
+      return terminal(keep, row.attempts + 1, outcome.errorCode, outcome.errorMessage);
+
+    case 'retriable': {
+      const attempts = row.attempts + 1;
+      if (attempts >= channel.maxAttempts) {
+        return terminal(keep, attempts, outcome.errorCode, outcome.errorMessage);
+      }
+      return {
+        ...keep,
+        result: 'retried',
+        status: NotificationStatus.Failed,
+        attempts,
+        nextAttemptAt: later(backoffDelayMs(channel.backoff, attempts)),
+        lastErrorCode: outcome.errorCode,
+        lastErrorMessage: outcome.errorMessage,
+        event: null,
+      };
+    }
+
+    case 'throttled':
+    case 'interrupted': {
+      // The attempt does not count, and the row keeps its status: a Failed row
+      // moves its next_attempt_at, a Pending row its scheduled_at.
+      const backoffMs = backoffDelayMs(channel.backoff, Math.max(1, row.attempts + 1));
+      const delayMs =
+        outcome.kind === 'throttled' && outcome.retryAfterMs !== null
+          ? Math.max(outcome.retryAfterMs, 0)
+          : backoffMs;
+      const at = later(delayMs);
+      return {
+        ...keep,
+        result: 'deferred',
+        nextAttemptAt: row.status === NotificationStatus.Failed ? at : row.nextAttemptAt,
+        scheduledAt: row.status === NotificationStatus.Pending ? at : row.scheduledAt,
+        lastErrorCode: outcome.errorCode,
+        lastErrorMessage: outcome.kind === 'throttled' ? outcome.errorMessage : null,
+        event: null,
+      };
+    }
+  }
+}
+
+function terminal(
+  keep: Pick<RowTransition, 'scheduledAt' | 'providerMessageId' | 'sentAt'>,
+  attempts: number,
+  errorCode: string,
+  errorMessage: string,
+): RowTransition {
+  return {
+    ...keep,
+    result: 'terminal',
+    status: NotificationStatus.Failed,
+    attempts,
+    // Null next_attempt_at on a Failed row is what "terminal" means in the data contract.
+    nextAttemptAt: null,
+    lastErrorCode: errorCode,
+    lastErrorMessage: errorMessage,
+    event: 'Failed',
+  };
+}

@@ -1,0 +1,27 @@
+import { NotificationsRetryError } from './notifications-retry.error';
+
+/** Thrown at start when `NotificationsRetryModule` options are out of range. */
+export class InvalidModuleOptionsError extends NotificationsRetryError {
+  readonly code = 'invalid_module_options';
+
+  constructor(
+    readonly option: string,
+    readonly value: unknown,
+    readonly requirement: string,
+  ) {
+    super(
+      `NotificationsRetryModule option "${option}" ${requirement}; got ${describeValue(value)}`,
+    );
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === undefined) return 'undefined';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

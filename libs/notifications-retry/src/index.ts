@@ -1,0 +1,65 @@
+// Public API of @pin/notifications-retry. Anything not exported here is internal.
+
+export { NotificationsRetryModule } from './notifications-retry.module';
+export type { NotificationsRetryExtensions } from './notifications-retry.module-definition';
+export type {
+  NotificationsRetryModuleOptions,
+  ResolvedNotificationsRetryOptions,
+} from './options/notifications-retry-options';
+export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './notifications-retry.module-definition';
+
+export { RetryCycleService, type RunCycleOptions } from './cycle/retry-cycle.service';
+export type {
+  CycleReport,
+  CompletedCycleReport,
+  SkippedCycleReport,
+  CycleCounts,
+  CycleSkipReason,
+  CycleStopReason,
+  ExcludedChannel,
+  ChannelExclusionReason,
+} from './cycle/cycle-report';
+
+export {
+  ProviderAdapter,
+  type OutgoingNotification,
+  type SendContext,
+  type SendResult,
+} from './providers/provider-adapter';
+export { NotificationProvider } from './providers/notification-provider.decorator';
+export { DeliveryError } from './providers/errors/delivery.error';
+export { RetriableDeliveryError } from './providers/errors/retriable-delivery.error';
+export { NonRetriableDeliveryError } from './providers/errors/non-retriable-delivery.error';
+export { ThrottledDeliveryError } from './providers/errors/throttled-delivery.error';
+export { IN_APP_PROVIDER_KEY } from './providers/built-in/in-app.provider-adapter';
+
+export { ChannelCatalog } from './channels/channel-catalog';
+export type { ChannelConfig } from './channels/channel-config';
+export { backoffDelayMs, type RetryBackoff } from './channels/retry-backoff';
+
+export { DistributedLock } from './locking/distributed-lock';
+export type { Lease } from './locking/lease';
+export { Clock, SystemClock } from './clock/clock';
+export { AlertSink } from './alerts/alert-sink';
+export type { TerminalFailureAlert } from './alerts/terminal-failure-alert';
+
+export {
+  NOTIFICATION_DISPATCHED_TOPIC,
+  NOTIFICATION_DISPATCHED_CONTRACT_VERSION,
+  type NotificationDispatchedEvent,
+  type NotificationDispatchedHeaders,
+} from './outbox/notification-dispatched-event';
+export { NotificationStatus } from './notifications/notification-status';
+
+export { notificationsRetryEntities, notificationsRetryMigrations } from './persistence';
+export { NotificationEntity } from './persistence/notification.entity';
+export { NotificationChannelEntity } from './persistence/notification-channel.entity';
+export { NotificationOutboxEntity } from './persistence/notification-outbox.entity';
+export { DistributedLockEntity } from './persistence/distributed-lock.entity';
+
+export { NotificationsRetryError } from './errors/notifications-retry.error';
+export { InvalidModuleOptionsError } from './errors/invalid-module-options.error';
+export { InvalidChannelConfigError } from './errors/invalid-channel-config.error';
+export { DuplicateProviderKeyError } from './errors/duplicate-provider-key.error';
+export { InvalidProviderAdapterError } from './errors/invalid-provider-adapter.error';
+export { InsufficientPoolSizeError } from './errors/insufficient-pool-size.error';

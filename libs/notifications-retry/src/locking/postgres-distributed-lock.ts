@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DistributedLock } from './distributed-lock';
+import type { Lease } from './lease';
+
+/**
+ * Lease in `distributed_locks`. One statement each way, and every time comparison
+ * uses the database's `now()`, so clock skew between app instances cannot make
+ * two of them believe they own the lease.
+ */
+@Injectable()
+export class PostgresDistributedLock extends DistributedLock {
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  async acquire(key: string, owner: string, ttlMs: number): Promise<Lease | null> {
+    const rows: Array<{ fencing_token: string }> = await this.dataSource.query(
+      `INSERT INTO distributed_locks AS l (key, owner, fencing_token, acquired_at, expires_at)
+       VALUES ($1, $2, 1, now(), now() + make_interval(secs => $3::double precision / 1000))
+       ON CONFLICT (key) DO UPDATE
+         SET owner = EXCLUDED.owner,
+             fencing_token = l.fencing_token + 1,
+             acquired_at = EXCLUDED.acquired_at,
+             expires_at = EXCLUDED.expires_at
+         WHERE l.expires_at <= now()
+       RETURNING fencing_token`,
+      [key, owner, ttlMs],
+    );
+    const row = rows[0];
+    return row ? { key, owner, fencingToken: Number(row.fencing_token) } : null;
+  }
+
+  async release(lease: Lease): Promise<void> {
+    // Expire rather than delete: the row keeps the fencing token counting up.
+    await this.dataSource.query(
+      `UPDATE distributed_locks SET expires_at = now()
+       WHERE key = $1 AND owner = $2 AND fencing_token = $3 AND expires_at > now()`,
+      [lease.key, lease.owner, lease.fencingToken],
+    );
+  }
+}

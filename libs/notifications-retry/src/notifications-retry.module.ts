@@ -1,0 +1,58 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { AlertSink, LoggingAlertSink } from './alerts/alert-sink';
+import { ChannelCatalog } from './channels/channel-catalog';
+import { TypeOrmChannelCatalog } from './channels/typeorm-channel-catalog';
+import { Clock, SystemClock } from './clock/clock';
+import { RetryCycleScheduler } from './cycle/retry-cycle.scheduler';
+import { RetryCycleService } from './cycle/retry-cycle.service';
+import { DistributedLock } from './locking/distributed-lock';
+import { PostgresDistributedLock } from './locking/postgres-distributed-lock';
+import {
+  ConfigurableNotificationsRetryModule,
+  NOTIFICATIONS_RETRY_MODULE_OPTIONS,
+  RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
+} from './notifications-retry.module-definition';
+import type { NotificationsRetryModuleOptions } from './options/notifications-retry-options';
+import { resolveOptions } from './options/resolve-options';
+import { OutboxWriter } from './outbox/outbox.writer';
+import { NotificationRepository } from './persistence/notification.repository';
+import { InAppProviderAdapter } from './providers/built-in/in-app.provider-adapter';
+import {
+  EmailStubProviderAdapter,
+  PushStubProviderAdapter,
+  SmsStubProviderAdapter,
+} from './providers/built-in/stub-provider-adapters';
+import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
+
+/**
+ * Retries Failed and sends deferred Pending notifications from PostgreSQL.
+ * Uses the host's TypeORM DataSource: register `notificationsRetryEntities` and
+ * `notificationsRetryMigrations` there.
+ */
+@Module({
+  imports: [DiscoveryModule, ScheduleModule.forRoot()],
+  providers: [
+    {
+      provide: RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
+      useFactory: (options: NotificationsRetryModuleOptions) => resolveOptions(options),
+      inject: [NOTIFICATIONS_RETRY_MODULE_OPTIONS],
+    },
+    { provide: Clock, useClass: SystemClock },
+    { provide: ChannelCatalog, useClass: TypeOrmChannelCatalog },
+    { provide: DistributedLock, useClass: PostgresDistributedLock },
+    { provide: AlertSink, useClass: LoggingAlertSink },
+    ProviderAdapterRegistry,
+    NotificationRepository,
+    OutboxWriter,
+    RetryCycleService,
+    RetryCycleScheduler,
+    InAppProviderAdapter,
+    EmailStubProviderAdapter,
+    SmsStubProviderAdapter,
+    PushStubProviderAdapter,
+  ],
+  exports: [RetryCycleService, RESOLVED_NOTIFICATIONS_RETRY_OPTIONS],
+})
+export class NotificationsRetryModule extends ConfigurableNotificationsRetryModule {}

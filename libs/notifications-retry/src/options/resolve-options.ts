@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { validateCronExpression } from 'cron';
+import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
+import type {
+  NotificationsRetryModuleOptions,
+  ResolvedNotificationsRetryOptions,
+} from './notifications-retry-options';
+
+export const DEFAULT_LOCK_KEY = 'notifications:retry-worker';
+
+const KNOWN_OPTIONS = new Set<string>([
+  'enabled',
+  'cron',
+  'batchSize',
+  'concurrency',
+  'lockKey',
+  'lockTtlMs',
+  'maxCycleDurationMs',
+  'instanceId',
+  'stubProviders',
+]);
+
+/**
+ * Applies defaults and validates. Runs while the module is being built, so a bad
+ * value stops start-up with an error that names the option and the value.
+ */
+export function resolveOptions(
+  raw: NotificationsRetryModuleOptions | undefined,
+): ResolvedNotificationsRetryOptions {
+  const options: Record<string, unknown> = { ...(raw ?? {}) };
+  for (const name of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(name)) {
+      throw new InvalidModuleOptionsError(name, options[name], 'is not a known option (a typo?)');
+    }
+  }
+
+  const enabled = booleanOption('enabled', options.enabled, true);
+  const cron = stringOption('cron', options.cron, '0 * * * * *');
+  const validation = validateCronExpression(cron);
+  if (!validation.valid) {
+    throw new InvalidModuleOptionsError('cron', cron, 'must be a valid cron expression');
+  }
+  const batchSize = integerOption('batchSize', options.batchSize, 200, 1, 10_000);
+  const concurrency = integerOption('concurrency', options.concurrency, 4, 1, 256);
+  const lockKey = stringOption('lockKey', options.lockKey, DEFAULT_LOCK_KEY);
+  const maxCycleDurationMs = integerOption(
+    'maxCycleDurationMs',
+    options.maxCycleDurationMs,
+    45_000,
+    1,
+    24 * 3_600_000,
+  );
+  const lockTtlMs = integerOption('lockTtlMs', options.lockTtlMs, 90_000, 1, 24 * 3_600_000);
+  if (lockTtlMs <= maxCycleDurationMs) {
+    throw new InvalidModuleOptionsError(
+      'lockTtlMs',
+      lockTtlMs,
+      `must exceed maxCycleDurationMs (${maxCycleDurationMs}), or a slow cycle would outlive its lease`,
+    );
+  }
+  const instanceId = stringOption(
+    'instanceId',
+    options.instanceId,
+    `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+  );
+  const stubProviders = stubProvidersOption(options.stubProviders);
+
+  return {
+    enabled,
+    cron,
+    batchSize,
+    concurrency,
+    lockKey,
+    lockTtlMs,
+    maxCycleDurationMs,
+    instanceId,
+    stubProviders,
+  };
+}
+
+function booleanOption(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new InvalidModuleOptionsError(name, value, 'must be a boolean');
+  return value;
+}
+
+function stringOption(name: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new InvalidModuleOptionsError(name, value, 'must be a non-empty string');
+  }
+  return value;
+}
+
+function integerOption(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidModuleOptionsError(name, value, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function stubProvidersOption(value: unknown): ResolvedNotificationsRetryOptions['stubProviders'] {
+  if (value === undefined) return { email: false, sms: false, push: false };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidModuleOptionsError('stubProviders', value, 'must be an object of booleans');
+  }
+  const flags = value as Record<string, unknown>;
+  for (const name of Object.keys(flags)) {
+    if (!['email', 'sms', 'push'].includes(name)) {
+      throw new InvalidModuleOptionsError(`stubProviders.${name}`, flags[name], 'is not a known stub (email, sms, push)');
+    }
+  }
+  return {
+    email: booleanOption('stubProviders.email', flags.email, false),
+    sms: booleanOption('stubProviders.sms', flags.sms, false),
+    push: booleanOption('stubProviders.push', flags.push, false),
+  };
+}

@@ -1,0 +1,29 @@
+const REDACTED = '[redacted]';
+const EMAIL = /[^\s@"'<>(),;:]+@[^\s@"'<>(),;:]+\.[^\s@"'<>(),;:]+/g;
+// Seven or more digits, optionally grouped: phone numbers, card-like numbers.
+const LONG_NUMBER = /\+?\d[\d\s().-]{5,}\d/g;
+// Only values this long are searched for verbatim; shorter ones would blank out ordinary words.
+const MIN_VERBATIM_LENGTH = 4;
+const MAX_STORED_LENGTH = 500;
+
+/** The personal values of one notification, searched for verbatim. */
+export interface PersonalValues {
+  readonly recipientAddress?: string | null;
+  readonly subject?: string | null;
+  readonly body?: string | null;
+}
+
+/**
+ * Makes a provider's error text safe to store and log. Providers often echo the
+ * address ("invalid recipient bob@example.com") or the content back, so the row's
+ * own values are removed first, then anything shaped like an e-mail or phone.
+ * Bounded in length: this ends up in a text column and in log lines.
+ */
+export function redactPersonalData(text: string, values: PersonalValues = {}): string {
+  let safe = text;
+  for (const value of [values.recipientAddress, values.subject, values.body]) {
+    if (value && value.length >= MIN_VERBATIM_LENGTH) safe = safe.split(value).join(REDACTED);
+  }
+  safe = safe.replace(EMAIL, REDACTED).replace(LONG_NUMBER, REDACTED);
+  return safe.length > MAX_STORED_LENGTH ? `${safe.slice(0, MAX_STORED_LENGTH)}…` : safe;
+}

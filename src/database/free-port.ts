@@ -1,0 +1,17 @@
+import { createServer } from 'node:net';
+
+/** A TCP port that was free on 127.0.0.1 a moment ago. */
+export function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not determine a free port'));
+      });
+    });
+  });
+}
