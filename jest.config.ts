@@ -7,7 +7,7 @@ const config: Config = {
   testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
   transform: {
     // Type checking is done once by `tsc --noEmit` in `npm test`; per-file transpiling keeps jest fast.
-    '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.json' }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
   },
   moduleNameMapper: {
     '^@pin/notifications-retry$': '<rootDir>/libs/notifications-retry/src',

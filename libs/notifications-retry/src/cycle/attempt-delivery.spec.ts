@@ -1,0 +1,403 @@
+import { DeliveryError } from '../providers/errors/delivery.error';
+import { NonRetriableDeliveryError } from '../providers/errors/non-retriable-delivery.error';
+import { RetriableDeliveryError } from '../providers/errors/retriable-delivery.error';
+import { ThrottledDeliveryError } from '../providers/errors/throttled-delivery.error';
+import {
+  ProviderAdapter,
+  type OutgoingNotification,
+  type SendContext,
+  type SendResult,
+} from '../providers/provider-adapter';
+import { attemptDelivery } from './attempt-delivery';
+
+const ADDRESS = 'alice.smith@example.org';
+const SUBJECT = 'Your March statement';
+const BODY = 'Hello Alice, your March statement of account 4411 is ready to download.';
+
+const message: OutgoingNotification = {
+  id: '6f1d2c3b-8a7e-4c0d-9b5a-1e2f3a4b5c6d',
+  tenantId: null,
+  channel: 'email',
+  recipientAddress: ADDRESS,
+  subject: SUBJECT,
+  body: BODY,
+  attempts: 1,
+};
+
+/** A fake adapter that runs the given function and records every call. */
+class FakeAdapter extends ProviderAdapter {
+  readonly calls: Array<{ message: OutgoingNotification; context: SendContext }> = [];
+
+  constructor(private readonly impl: (context: SendContext) => unknown) {
+    super();
+  }
+
+  override send(msg: OutgoingNotification, context: SendContext): Promise<SendResult> {
+    this.calls.push({ message: msg, context });
+    return this.impl(context) as Promise<SendResult>;
+  }
+}
+
+const rejecting = (error: unknown): FakeAdapter =>
+  new FakeAdapter(() => Promise.reject(error as Error));
+
+/** A DeliveryError a team defines itself rather than using the three built-in ones. */
+class CustomPermanentError extends DeliveryError {
+  readonly retriable = false;
+  constructor() {
+    super('template_revoked', 'template was revoked');
+  }
+}
+
+function expectNoPersonalData(text: string): void {
+  expect(text).not.toContain(ADDRESS);
+  expect(text).not.toContain(SUBJECT);
+  expect(text).not.toContain(BODY);
+}
+
+describe('attemptDelivery', () => {
+  const TIMEOUT_MS = 1_000;
+
+  describe('success', () => {
+    it('returns sent with the provider message id', async () => {
+      const adapter = new FakeAdapter(async () => ({ providerMessageId: 'sg-42' }));
+      await expect(attemptDelivery(adapter, message, TIMEOUT_MS)).resolves.toEqual({
+        kind: 'sent',
+        providerMessageId: 'sg-42',
+      });
+      expect(adapter.calls).toHaveLength(1);
+      expect(adapter.calls[0].message).toBe(message);
+    });
+
+    it('passes the notification id as the idempotency key', async () => {
+      const adapter = new FakeAdapter(async () => ({ providerMessageId: 'sg-1' }));
+      await attemptDelivery(adapter, message, TIMEOUT_MS);
+      expect(adapter.calls[0].context.idempotencyKey).toBe(message.id);
+    });
+
+    it('passes a live, not yet aborted signal', async () => {
+      let abortedDuringCall: boolean | undefined;
+      const adapter = new FakeAdapter(async ({ signal }) => {
+        abortedDuringCall = signal.aborted;
+        return { providerMessageId: 'sg-1' };
+      });
+      await attemptDelivery(adapter, message, TIMEOUT_MS);
+      expect(adapter.calls[0].context.signal).toBeInstanceOf(AbortSignal);
+      expect(abortedDuringCall).toBe(false);
+    });
+
+    it('accepts an adapter that is not async (returns a plain object)', async () => {
+      const adapter = new FakeAdapter(() => ({ providerMessageId: 'sync-1' }));
+      await expect(attemptDelivery(adapter, message, TIMEOUT_MS)).resolves.toEqual({
+        kind: 'sent',
+        providerMessageId: 'sync-1',
+      });
+    });
+
+    it('leaves no timer behind once the call settles', async () => {
+      jest.useFakeTimers();
+      try {
+        const adapter = new FakeAdapter(async () => ({ providerMessageId: 'sg-1' }));
+        const outcome = await attemptDelivery(adapter, message, 60_000);
+        expect(outcome.kind).toBe('sent');
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+  });
+
+  describe('delivery errors thrown by the adapter', () => {
+    it('RetriableDeliveryError → retriable with its code and message', async () => {
+      const outcome = await attemptDelivery(
+        rejecting(new RetriableDeliveryError('provider_5xx', 'HTTP 503 Service Unavailable')),
+        message,
+        TIMEOUT_MS,
+      );
+      expect(outcome).toEqual({
+        kind: 'retriable',
+        errorCode: 'provider_5xx',
+        errorMessage: 'HTTP 503 Service Unavailable',
+      });
+    });
+
+    it('NonRetriableDeliveryError → non-retriable with its code and message', async () => {
+      const outcome = await attemptDelivery(
+        rejecting(new NonRetriableDeliveryError('invalid_token', 'device token is unregistered')),
+        message,
+        TIMEOUT_MS,
+      );
+      expect(outcome).toEqual({
+        kind: 'non-retriable',
+        errorCode: 'invalid_token',
+        errorMessage: 'device token is unregistered',
+      });
+    });
+
+    it('ThrottledDeliveryError with Retry-After → throttled carrying retryAfterMs', async () => {
+      const outcome = await attemptDelivery(
+        rejecting(new ThrottledDeliveryError(30_000, 'provider_429', 'rate limited')),
+        message,
+        TIMEOUT_MS,
+      );
+      expect(outcome).toEqual({
+        kind: 'throttled',
+        retryAfterMs: 30_000,
+        errorCode: 'provider_429',
+        errorMessage: 'rate limited',
+      });
+    });
+
+    it('ThrottledDeliveryError without Retry-After → throttled with null retryAfterMs', async () => {
+      const outcome = await attemptDelivery(rejecting(new ThrottledDeliveryError()), message, TIMEOUT_MS);
+      expect(outcome).toEqual({
+        kind: 'throttled',
+        retryAfterMs: null,
+        errorCode: 'provider_throttled',
+        errorMessage: 'provider_throttled',
+      });
+    });
+
+    it('a team-defined DeliveryError subclass is classified by its `retriable` flag', async () => {
+      const outcome = await attemptDelivery(rejecting(new CustomPermanentError()), message, TIMEOUT_MS);
+      expect(outcome).toEqual({
+        kind: 'non-retriable',
+        errorCode: 'template_revoked',
+        errorMessage: 'template was revoked',
+      });
+    });
+
+    it('a delivery error thrown synchronously is classified the same', async () => {
+      const adapter = new FakeAdapter(() => {
+        throw new NonRetriableDeliveryError('invalid_address');
+      });
+      const outcome = await attemptDelivery(adapter, message, TIMEOUT_MS);
+      expect(outcome).toEqual({
+        kind: 'non-retriable',
+        errorCode: 'invalid_address',
+        errorMessage: 'invalid_address',
+      });
+    });
+  });
+
+  describe('anything else thrown is retriable, never a crash', () => {
+    it('a plain Error → retriable provider_error with its message', async () => {
+      const outcome = await attemptDelivery(rejecting(new Error('socket hang up')), message, TIMEOUT_MS);
+      expect(outcome).toEqual({ kind: 'retriable', errorCode: 'provider_error', errorMessage: 'socket hang up' });
+    });
+
+    it('a TypeError thrown synchronously → retriable provider_error', async () => {
+      const adapter = new FakeAdapter(() => {
+        throw new TypeError('cannot read properties of undefined');
+      });
+      const outcome = await attemptDelivery(adapter, message, TIMEOUT_MS);
+      expect(outcome.kind).toBe('retriable');
+      expect(outcome).toMatchObject({ errorCode: 'provider_error' });
+    });
+
+    it.each([
+      ['a string', `failed for ${ADDRESS}`],
+      ['undefined', undefined],
+      ['null', null],
+      ['a number', 500],
+      ['a plain object', { status: 502, to: ADDRESS }],
+    ])('throwing %s → retriable provider_error_non_error', async (_label, thrown) => {
+      const outcome = await attemptDelivery(rejecting(thrown), message, TIMEOUT_MS);
+      expect(outcome.kind).toBe('retriable');
+      expect(outcome).toMatchObject({ errorCode: 'provider_error_non_error' });
+      const errorMessage = (outcome as { errorMessage: string }).errorMessage;
+      expect(typeof errorMessage).toBe('string');
+      expectNoPersonalData(errorMessage);
+    });
+
+    it('throwing undefined synchronously → retriable, no crash', async () => {
+      const adapter = new FakeAdapter(() => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error
+        throw undefined;
+      });
+      await expect(attemptDelivery(adapter, message, TIMEOUT_MS)).resolves.toMatchObject({
+        kind: 'retriable',
+        errorCode: 'provider_error_non_error',
+      });
+    });
+  });
+
+  describe('a result without a usable providerMessageId is retriable', () => {
+    it.each([
+      ['undefined', undefined],
+      ['null', null],
+      ['{}', {}],
+      ['a numeric id', { providerMessageId: 42 }],
+      ['a null id', { providerMessageId: null }],
+      ['an empty id', { providerMessageId: '' }],
+      ['a blank id', { providerMessageId: '   ' }],
+      ['a bare string', 'sg-42'],
+    ])('resolving %s → retriable provider_invalid_result', async (_label, result) => {
+      const adapter = new FakeAdapter(() => Promise.resolve(result));
+      const outcome = await attemptDelivery(adapter, message, TIMEOUT_MS);
+      expect(outcome.kind).toBe('retriable');
+      expect(outcome).toMatchObject({ errorCode: 'provider_invalid_result' });
+    });
+  });
+
+  describe('timeout', () => {
+    const SHORT_TIMEOUT_MS = 50;
+
+    it('cuts an adapter that never settles and ignores its signal → retriable provider_timeout', async () => {
+      const adapter = new FakeAdapter(() => new Promise<never>(() => undefined));
+      const started = Date.now();
+      const outcome = await attemptDelivery(adapter, message, SHORT_TIMEOUT_MS);
+      const elapsed = Date.now() - started;
+      expect(outcome.kind).toBe('retriable');
+      expect(outcome).toMatchObject({ errorCode: 'provider_timeout' });
+      expect((outcome as { errorMessage: string }).errorMessage).toContain(String(SHORT_TIMEOUT_MS));
+      // not before the timeout (a little slack for timer granularity), and not much after it
+      expect(elapsed).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS - 5);
+      expect(elapsed).toBeLessThan(2_000);
+    });
+
+    it('aborts the signal handed to the adapter at the timeout', async () => {
+      let abortedAfterMs: number | undefined;
+      const started = Date.now();
+      const adapter = new FakeAdapter(({ signal }) => {
+        signal.addEventListener('abort', () => {
+          abortedAfterMs = Date.now() - started;
+        });
+        return new Promise<never>(() => undefined);
+      });
+      await attemptDelivery(adapter, message, SHORT_TIMEOUT_MS);
+      const { signal } = adapter.calls[0].context;
+      expect(signal.aborted).toBe(true);
+      expect(abortedAfterMs).toBeDefined();
+      expect(abortedAfterMs!).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS - 5);
+      expect(signal.reason).toBeInstanceOf(Error);
+    });
+
+    it('an adapter that honours the signal and rejects with an AbortError is still a timeout', async () => {
+      const adapter = new FakeAdapter(
+        ({ signal }) =>
+          new Promise<never>((_, reject) => {
+            signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+          }),
+      );
+      const outcome = await attemptDelivery(adapter, message, SHORT_TIMEOUT_MS);
+      expect(outcome).toMatchObject({ kind: 'retriable', errorCode: 'provider_timeout' });
+    });
+
+    it('an adapter that answers before the timeout is not cut', async () => {
+      const adapter = new FakeAdapter(
+        () => new Promise((resolve) => setTimeout(() => resolve({ providerMessageId: 'late-but-ok' }), 10)),
+      );
+      const outcome = await attemptDelivery(adapter, message, 500);
+      expect(outcome).toEqual({ kind: 'sent', providerMessageId: 'late-but-ok' });
+      expect(adapter.calls[0].context.signal.aborted).toBe(false);
+    });
+  });
+
+  describe('interrupt', () => {
+    it('an interrupt already fired → interrupted, the adapter is not called', async () => {
+      const interrupt = new AbortController();
+      interrupt.abort(new Error('lease lost'));
+      const adapter = new FakeAdapter(async () => ({ providerMessageId: 'x' }));
+      const outcome = await attemptDelivery(adapter, message, TIMEOUT_MS, interrupt.signal);
+      expect(outcome).toEqual({ kind: 'interrupted', errorCode: 'worker_interrupted' });
+      expect(adapter.calls).toHaveLength(0);
+    });
+
+    it('an interrupt during the call → interrupted, and the adapter signal is aborted', async () => {
+      const interrupt = new AbortController();
+      const adapter = new FakeAdapter(() => {
+        setTimeout(() => interrupt.abort(new Error('application shutdown')), 10);
+        return new Promise<never>(() => undefined);
+      });
+      const started = Date.now();
+      const outcome = await attemptDelivery(adapter, message, 5_000, interrupt.signal);
+      expect(outcome).toEqual({ kind: 'interrupted', errorCode: 'worker_interrupted' });
+      expect(adapter.calls[0].context.signal.aborted).toBe(true);
+      // ended by the interrupt, well before the 5 s timeout
+      expect(Date.now() - started).toBeLessThan(2_000);
+    });
+
+    it('an interrupt with an adapter that rejects on abort → interrupted, not a failure', async () => {
+      const interrupt = new AbortController();
+      const adapter = new FakeAdapter(
+        ({ signal }) =>
+          new Promise<never>((_, reject) => {
+            signal.addEventListener('abort', () => reject(new RetriableDeliveryError('connection_aborted')));
+            setTimeout(() => interrupt.abort(), 5);
+          }),
+      );
+      const outcome = await attemptDelivery(adapter, message, 5_000, interrupt.signal);
+      expect(outcome).toEqual({ kind: 'interrupted', errorCode: 'worker_interrupted' });
+    });
+
+    it('an interrupt after the call settled does not reach the finished call', async () => {
+      const interrupt = new AbortController();
+      const adapter = new FakeAdapter(async () => ({ providerMessageId: 'sg-9' }));
+      const outcome = await attemptDelivery(adapter, message, TIMEOUT_MS, interrupt.signal);
+      interrupt.abort();
+      expect(outcome).toEqual({ kind: 'sent', providerMessageId: 'sg-9' });
+      expect(adapter.calls[0].context.signal.aborted).toBe(false);
+    });
+
+    it('a timeout is reported as a timeout even when an interrupt signal is supplied', async () => {
+      const interrupt = new AbortController();
+      const adapter = new FakeAdapter(() => new Promise<never>(() => undefined));
+      const outcome = await attemptDelivery(adapter, message, 30, interrupt.signal);
+      expect(outcome).toMatchObject({ kind: 'retriable', errorCode: 'provider_timeout' });
+    });
+  });
+
+  describe('personal data in provider error messages', () => {
+    it.each([
+      ['RetriableDeliveryError', new RetriableDeliveryError('provider_5xx', `upstream refused ${ADDRESS}`)],
+      ['NonRetriableDeliveryError', new NonRetriableDeliveryError('invalid_address', `invalid recipient ${ADDRESS}`)],
+      ['ThrottledDeliveryError', new ThrottledDeliveryError(1_000, 'provider_429', `slow down sending to ${ADDRESS}`)],
+      ['Error', new Error(`rejected "${ADDRESS}"`)],
+    ])('redacts the recipient address echoed in a %s', async (_label, error) => {
+      const outcome = await attemptDelivery(rejecting(error), message, TIMEOUT_MS);
+      const errorMessage = (outcome as { errorMessage: string }).errorMessage;
+      expectNoPersonalData(errorMessage);
+      expect(errorMessage).toContain('[redacted]');
+      // the non-personal part of the text survives for operators
+      expect(errorMessage.length).toBeGreaterThan('[redacted]'.length);
+    });
+
+    it('redacts an echoed body and subject', async () => {
+      const outcome = await attemptDelivery(
+        rejecting(new NonRetriableDeliveryError('content_rejected', `spam filter: subject "${SUBJECT}", body "${BODY}"`)),
+        message,
+        TIMEOUT_MS,
+      );
+      const errorMessage = (outcome as { errorMessage: string }).errorMessage;
+      expectNoPersonalData(errorMessage);
+      expect(errorMessage).not.toContain('Alice');
+      expect(errorMessage).toContain('spam filter');
+    });
+
+    it('redacts a phone number recipient echoed by an SMS provider', async () => {
+      const sms: OutgoingNotification = { ...message, channel: 'sms', recipientAddress: '+447700900123' };
+      const outcome = await attemptDelivery(
+        rejecting(new NonRetriableDeliveryError('invalid_number', 'The number +44 7700 900123 is unreachable')),
+        sms,
+        TIMEOUT_MS,
+      );
+      const errorMessage = (outcome as { errorMessage: string }).errorMessage;
+      expect(errorMessage).not.toContain('7700');
+      expect(errorMessage).toContain('is unreachable');
+    });
+
+    it('redacts a device token echoed by a push provider', async () => {
+      const token = 'fcm:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx';
+      const push: OutgoingNotification = { ...message, channel: 'push', recipientAddress: token };
+      const outcome = await attemptDelivery(
+        rejecting(new NonRetriableDeliveryError('token_unregistered', `token ${token} is not registered`)),
+        push,
+        TIMEOUT_MS,
+      );
+      const errorMessage = (outcome as { errorMessage: string }).errorMessage;
+      expect(errorMessage).not.toContain(token);
+      expect(errorMessage).toContain('is not registered');
+    });
+  });
+});

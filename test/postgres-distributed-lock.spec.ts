@@ -1,0 +1,81 @@
+import type { DataSource } from 'typeorm';
+import { PostgresDistributedLock } from '../libs/notifications-retry/src/locking/postgres-distributed-lock';
+import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+
+const KEY = 'notifications:retry-worker';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('PostgresDistributedLock (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  let lock: PostgresDistributedLock;
+
+  beforeAll(async () => {
+    ({ db, dataSource: ds } = await createMigratedDatabase());
+    lock = new PostgresDistributedLock(ds);
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  beforeEach(() => ds.query('TRUNCATE distributed_locks'));
+
+  it('grants the first owner a lease with fencing token 1 and refuses a second owner while it holds', async () => {
+    const first = await lock.acquire(KEY, 'instance-a', 90_000);
+    expect(first).toEqual({ key: KEY, owner: 'instance-a', fencingToken: 1 });
+
+    expect(await lock.acquire(KEY, 'instance-b', 90_000)).toBeNull();
+    // Not even the same owner gets a second concurrent lease.
+    expect(await lock.acquire(KEY, 'instance-a', 90_000)).toBeNull();
+    const [row] = await ds.query(`SELECT owner, fencing_token FROM distributed_locks`);
+    expect(row).toEqual({ owner: 'instance-a', fencing_token: '1' });
+  });
+
+  it('is taken over after expiry and not before, with a higher fencing token', async () => {
+    expect(await lock.acquire(KEY, 'instance-a', 400)).not.toBeNull();
+    expect(await lock.acquire(KEY, 'instance-b', 90_000)).toBeNull();
+
+    await sleep(500);
+    const taken = await lock.acquire(KEY, 'instance-b', 90_000);
+
+    expect(taken).toEqual({ key: KEY, owner: 'instance-b', fencingToken: 2 });
+  });
+
+  it('judges expiry by the database clock, not by the caller', async () => {
+    const lease = await lock.acquire(KEY, 'instance-a', 90_000);
+    // Expiry is stored relative to the database's now(); an app whose clock runs ahead changes nothing.
+    const [row] = await ds.query(
+      `SELECT round(extract(epoch FROM expires_at - acquired_at))::int AS ttl_s,
+              abs(extract(epoch FROM acquired_at - now())) < 5 AS db_clock FROM distributed_locks`,
+    );
+    expect(row).toEqual({ ttl_s: 90, db_clock: true });
+    expect(lease).not.toBeNull();
+  });
+
+  it('releases only its own lease: a stale owner cannot free a lease someone else took over', async () => {
+    const stale = await lock.acquire(KEY, 'instance-a', 300);
+    await sleep(400);
+    const current = await lock.acquire(KEY, 'instance-b', 90_000);
+    expect(current?.fencingToken).toBe(2);
+
+    await lock.release(stale!);
+    expect(await lock.acquire(KEY, 'instance-c', 90_000)).toBeNull();
+
+    await lock.release(current!);
+    expect(await lock.acquire(KEY, 'instance-c', 90_000)).toEqual({ key: KEY, owner: 'instance-c', fencingToken: 3 });
+  });
+
+  it('lets exactly one of many simultaneous contenders win', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => lock.acquire(KEY, `instance-${i}`, 90_000)),
+    );
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
+  });
+
+  it('keeps separate keys independent', async () => {
+    expect(await lock.acquire('a', 'x', 90_000)).not.toBeNull();
+    expect(await lock.acquire('b', 'y', 90_000)).not.toBeNull();
+  });
+});

@@ -1,0 +1,209 @@
+import { Injectable } from '@nestjs/common';
+import {
+  DistributedLock,
+  type CompletedCycleReport,
+  type CycleReport,
+  type Lease,
+} from '@pin/notifications-retry';
+import { deferred, waitFor } from './support/deferred';
+import { insertChannel, insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
+import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import type { DataSource } from 'typeorm';
+
+function completed(report: CycleReport): CompletedCycleReport {
+  if (report.status !== 'completed') throw new Error(`cycle was skipped: ${report.skipReason}`);
+  return report;
+}
+
+/** A lock that never says no: leaves the row locks alone to keep two cycles apart. */
+@Injectable()
+class AlwaysGrantedLock extends DistributedLock {
+  private token = 0;
+  acquire(key: string, owner: string): Promise<Lease> {
+    return Promise.resolve({ key, owner, fencingToken: ++this.token });
+  }
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('retry cycle under concurrency (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  const apps: RetryTestApp[] = [];
+
+  beforeAll(async () => {
+    ({ db, dataSource: ds } = await createMigratedDatabase());
+  });
+
+  afterEach(async () => {
+    while (apps.length) await apps.pop()!.close();
+    await ds.query('TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks');
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  async function start(config: Omit<Parameters<typeof createRetryTestApp>[0], 'url'> = {}): Promise<RetryTestApp> {
+    const app = await createRetryTestApp({ url: db.url, ...config });
+    apps.push(app);
+    return app;
+  }
+
+  async function seedDue(count: number, now: Date): Promise<string[]> {
+    await insertChannel(ds, { key: 'email' });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      ids.push(await insertNotification(ds, { status: i % 2 ? 'Failed' : 'Pending', nextAttemptAt: minutesAgo(now, 1 + (i % 7)), scheduledAt: minutesAgo(now, 1 + (i % 5)) }));
+    }
+    return ids;
+  }
+
+  it('duplicate run: two applications with their own DataSources start a cycle at once; one runs, every row is sent once', async () => {
+    const a = await start({ options: { batchSize: 500 } });
+    const b = await start({ options: { batchSize: 500 } });
+    const ids = await seedDue(120, a.clock.now());
+    for (const app of [a, b]) {
+      app.provider.respondWith(async (message) => {
+        await sleep(2);
+        return { providerMessageId: `p-${message.id}` };
+      });
+    }
+
+    const reports = await Promise.all([a.cycles.runCycle(), b.cycles.runCycle()]);
+
+    expect(reports.map((r) => r.status).sort()).toEqual(['completed', 'skipped']);
+    const skipped = reports.find((r) => r.status === 'skipped');
+    expect(skipped).toMatchObject({ skipReason: 'lease-held' });
+    const calls = [...a.provider.calls, ...b.provider.calls].map((c) => c.message.id);
+    expect(calls.sort()).toEqual([...ids].sort());
+    const [{ sent }] = await ds.query(`SELECT count(*)::int AS sent FROM notifications WHERE status = 'Sent'`);
+    expect(sent).toBe(ids.length);
+    const perRow: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM notification_outbox GROUP BY message_key`);
+    expect(perRow).toHaveLength(ids.length);
+    expect(perRow.every((r) => r.n === 1)).toBe(true);
+  });
+
+  it('row locks alone keep two overlapping cycles from sending a row twice', async () => {
+    const a = await start({ options: { batchSize: 500, concurrency: 4 }, extensions: { distributedLock: AlwaysGrantedLock } });
+    const b = await start({ options: { batchSize: 500, concurrency: 4 }, extensions: { distributedLock: AlwaysGrantedLock } });
+    const ids = await seedDue(200, a.clock.now());
+    for (const app of [a, b]) {
+      app.provider.respondWith(async (message) => {
+        await sleep(3);
+        return { providerMessageId: `p-${message.id}` };
+      });
+    }
+
+    const [ra, rb] = (await Promise.all([a.cycles.runCycle(), b.cycles.runCycle()])).map(completed);
+
+    // Both really ran at the same time and split the work.
+    expect(ra.counts.processed).toBeGreaterThan(0);
+    expect(rb.counts.processed).toBeGreaterThan(0);
+    expect(ra.counts.processed + rb.counts.processed).toBe(ids.length);
+    expect(ra.counts.skipped + rb.counts.skipped).toBeGreaterThan(0);
+    const calls = [...a.provider.calls, ...b.provider.calls].map((c) => c.message.id);
+    expect(new Set(calls).size).toBe(calls.length);
+    expect(calls).toHaveLength(ids.length);
+    const [{ events }] = await ds.query(`SELECT count(*)::int AS events FROM notification_outbox`);
+    expect(events).toBe(ids.length);
+  });
+
+  it('cancellation stops at an item boundary: the row in flight is fully written, the rest untouched', async () => {
+    const app = await start({ options: { concurrency: 1 } });
+    const ids = await seedDue(5, app.clock.now());
+    const release = deferred();
+    app.provider.respondWith(async (message) => {
+      await release.promise;
+      return { providerMessageId: `p-${message.id}` };
+    });
+    const controller = new AbortController();
+
+    const running = app.cycles.runCycle({ signal: controller.signal });
+    await waitFor(() => app.provider.calls.length === 1);
+    controller.abort();
+    release.resolve();
+    const report = completed(await running);
+
+    expect(report.stopReason).toBe('cancelled');
+    expect(report.counts.processed).toBe(1);
+    const inFlight = app.provider.calls[0].message.id;
+    expect(await readNotification(ds, inFlight)).toMatchObject({ status: 'Sent', attempts: 1 });
+    expect(await outboxEvents(ds, inFlight)).toHaveLength(1);
+    for (const id of ids.filter((x) => x !== inFlight)) {
+      expect(await readNotification(ds, id)).toMatchObject({ attempts: 0, sent_at: null });
+    }
+    expect(await outboxEvents(ds)).toHaveLength(1);
+    // The lease was released on the way out.
+    const [lock] = await ds.query(`SELECT expires_at <= now() AS released FROM distributed_locks`);
+    expect(lock.released).toBe(true);
+  });
+
+  it('application shutdown waits for the row in flight, then stops claiming', async () => {
+    const app = await start({ options: { concurrency: 1 } });
+    await seedDue(4, app.clock.now());
+    const release = deferred();
+    app.provider.respondWith(async (message) => {
+      await release.promise;
+      return { providerMessageId: `p-${message.id}` };
+    });
+
+    const running = app.cycles.runCycle();
+    await waitFor(() => app.provider.calls.length === 1);
+    const closing = apps.pop()!.close();
+    await sleep(50);
+    release.resolve();
+    await closing;
+    const report = completed(await running);
+
+    expect(report.stopReason).toBe('cancelled');
+    expect(report.counts.sent).toBe(1);
+    const [{ sent, untouched }] = await ds.query(
+      `SELECT count(*) FILTER (WHERE status = 'Sent')::int AS sent,
+              count(*) FILTER (WHERE attempts = 0)::int AS untouched FROM notifications`,
+    );
+    expect({ sent, untouched }).toEqual({ sent: 1, untouched: 3 });
+  });
+
+  it('skips a tick while this instance is still running the previous cycle', async () => {
+    const app = await start({ options: { concurrency: 1 } });
+    await seedDue(2, app.clock.now());
+    const release = deferred();
+    app.provider.respondWith(async (message) => {
+      await release.promise;
+      return { providerMessageId: `p-${message.id}` };
+    });
+
+    const first = app.cycles.runCycle();
+    await waitFor(() => app.provider.calls.length === 1);
+    const second = await app.cycles.runCycle();
+    release.resolve();
+    await first;
+
+    expect(second).toMatchObject({ status: 'skipped', skipReason: 'already-running' });
+    expect(app.provider.calls).toHaveLength(2);
+  });
+
+  it('skips the tick when another instance holds the lease, touching nothing', async () => {
+    const app = await start();
+    const [id] = await seedDue(1, app.clock.now());
+    await ds.query(
+      `INSERT INTO distributed_locks (key, owner, fencing_token, acquired_at, expires_at)
+       VALUES ('notifications:retry-worker', 'other-instance', 7, now(), now() + interval '60 seconds')`,
+    );
+
+    const report = await app.cycles.runCycle();
+
+    expect(report).toMatchObject({ status: 'skipped', skipReason: 'lease-held' });
+    expect(app.provider.calls).toHaveLength(0);
+    expect((await readNotification(ds, id)).attempts).toBe(0);
+    expect(app.logs.events('lease-not-acquired')).toHaveLength(1);
+    const [lock] = await ds.query(`SELECT owner, fencing_token FROM distributed_locks`);
+    expect(lock).toEqual({ owner: 'other-instance', fencing_token: '7' });
+  });
+});

@@ -1,0 +1,97 @@
+import { Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import {
+  AlertSink,
+  Clock,
+  NotificationsRetryModule,
+  RetryCycleService,
+  type NotificationsRetryExtensions,
+  type NotificationsRetryModuleOptions,
+  type TerminalFailureAlert,
+} from '@pin/notifications-retry';
+import { CapturingLogger } from './capturing-logger';
+import { FakeClock } from './fake-clock';
+import { ScriptedProviderAdapter } from './scripted-provider-adapter';
+import { dataSourceOptions } from './test-database';
+
+/** Collects alerts so tests can assert on them. */
+export class RecordingAlertSink extends AlertSink {
+  readonly alerts: TerminalFailureAlert[] = [];
+
+  terminalFailure(alert: TerminalFailureAlert): void {
+    this.alerts.push(alert);
+  }
+}
+
+export interface RetryTestAppOptions {
+  readonly url: string;
+  readonly options?: NotificationsRetryModuleOptions;
+  readonly extensions?: NotificationsRetryExtensions;
+  /** Adapter classes registered the way a team would: in their own module. */
+  readonly adapters?: Type[];
+  readonly clock?: FakeClock;
+  readonly poolSize?: number;
+}
+
+export interface RetryTestApp {
+  readonly module: TestingModule;
+  readonly cycles: RetryCycleService;
+  readonly dataSource: DataSource;
+  readonly clock: FakeClock;
+  readonly alerts: RecordingAlertSink;
+  readonly provider: ScriptedProviderAdapter;
+  readonly logs: CapturingLogger;
+  close(): Promise<void>;
+}
+
+/**
+ * A Nest application as a host would assemble it: its own TypeORM root (and so
+ * its own DataSource and pool), the retry module, and a team module with adapters.
+ * The schedule is off: tests call `runCycle()`.
+ */
+export async function createRetryTestApp(config: RetryTestAppOptions): Promise<RetryTestApp> {
+  const clock = config.clock ?? new FakeClock();
+  const alerts = new RecordingAlertSink();
+  const builder = Test.createTestingModule({
+    imports: [
+      TypeOrmModule.forRoot(dataSourceOptions(config.url, { extra: { max: config.poolSize ?? 20 } })),
+      NotificationsRetryModule.forRoot({
+        enabled: false,
+        concurrency: 4,
+        ...config.options,
+        extensions: config.extensions,
+      }),
+      adaptersModule(config.adapters ?? [ScriptedProviderAdapter]),
+    ],
+  })
+    .overrideProvider(Clock)
+    .useValue(clock)
+    .overrideProvider(AlertSink)
+    .useValue(alerts);
+  const logs = new CapturingLogger();
+  const module = await builder.compile();
+  module.useLogger(logs);
+  await module.init();
+  const adapters = config.adapters ?? [ScriptedProviderAdapter];
+  return {
+    module,
+    cycles: module.get(RetryCycleService),
+    dataSource: module.get(DataSource),
+    clock,
+    alerts,
+    logs,
+    provider: adapters.includes(ScriptedProviderAdapter)
+      ? module.get(ScriptedProviderAdapter)
+      : (undefined as unknown as ScriptedProviderAdapter),
+    close: () => module.close(),
+  };
+}
+
+/** A team's own module declaring adapters: the retry module must find them with no registration call. */
+export function adaptersModule(adapters: Provider[]): DynamicModule {
+  @Module({})
+  class TeamAdaptersModule {}
+  return { module: TeamAdaptersModule, providers: adapters };
+}
