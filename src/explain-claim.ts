@@ -7,7 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { notificationsRetryEntities, notificationsRetryMigrations } from '../libs/notifications-retry/src';
+import {
+  notificationsRetryEntities,
+  notificationsRetryMigrations,
+} from '../libs/notifications-retry/src';
 import { explainClaimQueries } from './claim-plan/explain-claim-queries';
 import { loadClaimFixture } from './claim-plan/load-claim-fixture';
 import { startEmbeddedPostgres, type RunningPostgres } from './database/embedded-postgres';
@@ -15,7 +18,8 @@ import { startEmbeddedPostgres, type RunningPostgres } from './database/embedded
 async function main(): Promise<void> {
   const rowsFlag = process.argv.indexOf('--rows');
   const rows = rowsFlag > 0 ? Number(process.argv[rowsFlag + 1]) : 200_000;
-  if (!Number.isInteger(rows) || rows < 100) throw new Error(`--rows must be an integer ≥ 100, got ${process.argv[rowsFlag + 1]}`);
+  if (!Number.isInteger(rows) || rows < 100)
+    throw new Error(`--rows must be an integer ≥ 100, got ${process.argv[rowsFlag + 1]}`);
 
   let embedded: RunningPostgres | undefined;
   const serverUrl = process.env.DATABASE_URL ?? (embedded = await startEmbeddedPostgres()).url;
@@ -32,10 +36,14 @@ async function main(): Promise<void> {
   });
   try {
     await dataSource.initialize();
-    const [{ version }] = await dataSource.query(`SELECT current_setting('server_version') AS version`);
+    const [{ version }]: Array<{ version: string }> = await dataSource.query(
+      `SELECT current_setting('server_version') AS version`,
+    );
     const loadStarted = Date.now();
     const now = await loadClaimFixture(dataSource, { rows });
-    console.log(`PostgreSQL ${version}; ${rows} rows loaded in ${Date.now() - loadStarted} ms (${embedded ? 'embedded' : 'DATABASE_URL'} server)\n`);
+    console.log(
+      `PostgreSQL ${version}; ${rows} rows loaded in ${Date.now() - loadStarted} ms (${embedded ? 'embedded' : 'DATABASE_URL'} server)\n`,
+    );
     for (const query of await explainClaimQueries(dataSource, now, ['email'], 200)) {
       console.log(`== ${query.name}: ${query.executionMs} ms\n${query.sql}\n\n${query.plan}\n`);
     }

@@ -30,7 +30,9 @@ describe('claim query plan (real PostgreSQL, EXPLAIN ANALYZE of the SQL TypeORM 
   });
 
   it('reads only the rows it returns: the disabled channel backlog at the head is never visited', () => {
-    const scan = candidate.plan.split('\n').find((line) => line.includes('Index Scan using notifications_due_idx'));
+    const scan = candidate.plan
+      .split('\n')
+      .find((line) => line.includes('Index Scan using notifications_due_idx'));
     expect(scan).toMatch(/rows=200(\.00)? loops=1/);
     expect(candidate.plan).not.toContain('Rows Removed by Filter');
   });

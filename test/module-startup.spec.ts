@@ -20,7 +20,11 @@ import {
 import { insertNotification, minutesAgo, readNotification } from './support/fixtures';
 import { adaptersModule, createRetryTestApp } from './support/retry-test-app';
 import { ScriptedProviderAdapter } from './support/scripted-provider-adapter';
-import { createMigratedDatabase, dataSourceOptions, type TestDatabase } from './support/test-database';
+import {
+  createMigratedDatabase,
+  dataSourceOptions,
+  type TestDatabase,
+} from './support/test-database';
 
 @Injectable()
 @NotificationProvider('scripted')
@@ -78,7 +82,11 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
     await db?.drop();
   });
 
-  async function boot(options: NotificationsRetryModuleOptions, adapters: unknown[] = [ScriptedProviderAdapter], poolSize = 20) {
+  async function boot(
+    options: NotificationsRetryModuleOptions,
+    adapters: unknown[] = [ScriptedProviderAdapter],
+    poolSize = 20,
+  ) {
     const module = await Test.createTestingModule({
       imports: [
         TypeOrmModule.forRoot(dataSourceOptions(db.url, { extra: { max: poolSize } })),
@@ -100,11 +108,16 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
     [{ concurrency: 2.5 }, 'concurrency', '2.5'],
     [{ cron: 'every minute' }, 'cron', '"every minute"'],
     [{ batchsize: 100 } as NotificationsRetryModuleOptions, 'batchsize', '100'],
-  ])('refuses to start with %j and names the option and the value', async (options, option, shown) => {
-    const failure = boot(options);
-    await expect(failure).rejects.toBeInstanceOf(InvalidModuleOptionsError);
-    await expect(failure).rejects.toThrow(new RegExp(`"${option}".*${shown.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-  });
+  ])(
+    'refuses to start with %j and names the option and the value',
+    async (options, option, shown) => {
+      const failure = boot(options);
+      await expect(failure).rejects.toBeInstanceOf(InvalidModuleOptionsError);
+      await expect(failure).rejects.toThrow(
+        new RegExp(`"${option}".*${shown.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+      );
+    },
+  );
 
   it('validates forRootAsync options the same way', async () => {
     const module = Test.createTestingModule({
@@ -115,7 +128,9 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
         }),
       ],
     }).compile();
-    await expect(module).rejects.toThrow(/"lockTtlMs" must exceed maxCycleDurationMs \(100000\).*got 90000/);
+    await expect(module).rejects.toThrow(
+      /"lockTtlMs" must exceed maxCycleDurationMs \(100000\).*got 90000/,
+    );
   });
 
   it('resolves forRootAsync options with the documented defaults', async () => {
@@ -125,7 +140,9 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
         NotificationsRetryModule.forRootAsync({ useFactory: () => ({ enabled: false }) }),
       ],
     }).compile();
-    const resolved = module.get<ResolvedNotificationsRetryOptions>(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS);
+    const resolved = module.get<ResolvedNotificationsRetryOptions>(
+      RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
+    );
     expect(resolved).toMatchObject({
       enabled: false,
       batchSize: 200,
@@ -141,28 +158,43 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
   it('fails start-up when two adapters claim one provider key, naming both', async () => {
     const failure = boot({}, [ScriptedProviderAdapter, SecondScriptedAdapter]);
     await expect(failure).rejects.toBeInstanceOf(DuplicateProviderKeyError);
-    await expect(failure).rejects.toThrow(/"scripted".*ScriptedProviderAdapter, SecondScriptedAdapter/);
+    await expect(failure).rejects.toThrow(
+      /"scripted".*ScriptedProviderAdapter, SecondScriptedAdapter/,
+    );
   });
 
   it('fails start-up for a request-scoped adapter', async () => {
     await expect(boot({}, [RequestScopedAdapter])).rejects.toThrow(InvalidProviderAdapterError);
-    await expect(boot({}, [RequestScopedAdapter])).rejects.toThrow(/RequestScopedAdapter is request-scoped/);
+    await expect(boot({}, [RequestScopedAdapter])).rejects.toThrow(
+      /RequestScopedAdapter is request-scoped/,
+    );
   });
 
   it('fails start-up for a decorated class that is not a ProviderAdapter', async () => {
-    await expect(boot({}, [NotAnAdapter])).rejects.toThrow(/NotAnAdapter must extend ProviderAdapter/);
+    await expect(boot({}, [NotAnAdapter])).rejects.toThrow(
+      /NotAnAdapter must extend ProviderAdapter/,
+    );
   });
 
   it('fails start-up when the pool cannot hold the in-flight transactions', async () => {
     const failure = boot({ concurrency: 8 }, [ScriptedProviderAdapter], 8);
     await expect(failure).rejects.toBeInstanceOf(InsufficientPoolSizeError);
-    await expect(failure).rejects.toThrow(/"concurrency" \(8\) needs a database pool of at least 9 connections; the DataSource pool has 8/);
+    await expect(failure).rejects.toThrow(
+      /"concurrency" \(8\) needs a database pool of at least 9 connections; the DataSource pool has 8/,
+    );
   });
 
   it('uses a ChannelCatalog a team provides instead of the table', async () => {
-    const app = await createRetryTestApp({ url: db.url, extensions: { channelCatalog: StaticChannelCatalog } });
+    const app = await createRetryTestApp({
+      url: db.url,
+      extensions: { channelCatalog: StaticChannelCatalog },
+    });
     try {
-      const id = await insertNotification(ds, { channel: 'sms', status: 'Failed', nextAttemptAt: minutesAgo(app.clock.now(), 1) });
+      const id = await insertNotification(ds, {
+        channel: 'sms',
+        status: 'Failed',
+        nextAttemptAt: minutesAgo(app.clock.now(), 1),
+      });
       const report = await app.cycles.runCycle();
       expect(report).toMatchObject({ status: 'completed', counts: { sent: 1 } });
       expect((await readNotification(ds, id)).status).toBe('Sent');

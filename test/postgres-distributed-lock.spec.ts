@@ -64,7 +64,11 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     expect(await lock.acquire(KEY, 'instance-c', 90_000)).toBeNull();
 
     await lock.release(current!);
-    expect(await lock.acquire(KEY, 'instance-c', 90_000)).toEqual({ key: KEY, owner: 'instance-c', fencingToken: 3 });
+    expect(await lock.acquire(KEY, 'instance-c', 90_000)).toEqual({
+      key: KEY,
+      owner: 'instance-c',
+      fencingToken: 3,
+    });
   });
 
   it('lets exactly one of many simultaneous contenders win', async () => {

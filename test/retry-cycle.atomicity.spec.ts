@@ -1,6 +1,12 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CompletedCycleReport, CycleReport } from '@pin/notifications-retry';
-import { insertChannel, insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  outboxEvents,
+  readNotification,
+} from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 
@@ -27,7 +33,9 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
 
   beforeEach(async () => {
     await ds.query('DROP TRIGGER IF EXISTS outbox_refuses ON notification_outbox');
-    await ds.query('TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks');
+    await ds.query(
+      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+    );
     app.provider.calls.length = 0;
     app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
     await insertChannel(ds, { key: 'email', maxAttempts: 3 });
@@ -35,8 +43,16 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
 
   it('rolls the status change back when the outbox insert fails, and the row stays due', async () => {
     const now = app.clock.now();
-    const doomed = await insertNotification(ds, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 2) });
-    const fine = await insertNotification(ds, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 1) });
+    const doomed = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 2),
+    });
+    const fine = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 1),
+    });
     const before = await readNotification(ds, doomed);
     // The database refuses this one event, as a full disk or a constraint would.
     await ds.query(`
@@ -45,7 +61,9 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
         IF NEW.message_key = '${doomed}' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
         RETURN NEW;
       END $$`);
-    await ds.query(`CREATE TRIGGER outbox_refuses BEFORE INSERT ON notification_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()`);
+    await ds.query(
+      `CREATE TRIGGER outbox_refuses BEFORE INSERT ON notification_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()`,
+    );
 
     const report = completed(await app.cycles.runCycle());
 
@@ -54,7 +72,9 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     expect(await outboxEvents(ds, doomed)).toHaveLength(0);
     expect((await readNotification(ds, fine)).status).toBe('Sent');
     expect(await outboxEvents(ds, fine)).toHaveLength(1);
-    expect(app.logs.events('item-error')).toEqual([expect.objectContaining({ notificationId: doomed })]);
+    expect(app.logs.events('item-error')).toEqual([
+      expect.objectContaining({ notificationId: doomed }),
+    ]);
 
     // Once the outbox accepts again, the next cycle completes it: nothing lost.
     await ds.query('DROP TRIGGER outbox_refuses ON notification_outbox');
@@ -65,10 +85,16 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
 
   it('rolls the outbox insert back when the status update fails', async () => {
     const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 2) });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 2),
+    });
     const before = await readNotification(ds, id);
     // A provider message id too long for a domain check fails the UPDATE after the provider call.
-    await ds.query(`ALTER TABLE notifications ADD CONSTRAINT short_provider_id CHECK (length(provider_message_id) < 10)`);
+    await ds.query(
+      `ALTER TABLE notifications ADD CONSTRAINT short_provider_id CHECK (length(provider_message_id) < 10)`,
+    );
     try {
       const report = completed(await app.cycles.runCycle());
       expect(report.counts.errors).toBe(1);
@@ -89,21 +115,34 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       providerMessageId: 'kept',
       sentAt: minutesAgo(now, 9),
     });
-    const terminal = await insertNotification(ds, { status: 'Failed', attempts: 3, nextAttemptAt: null, scheduledAt: minutesAgo(now, 10) });
+    const terminal = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 3,
+      nextAttemptAt: null,
+      scheduledAt: minutesAgo(now, 10),
+    });
     const before = [await readNotification(ds, sent), await readNotification(ds, terminal)];
 
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts.processed).toBe(0);
     expect(app.provider.calls).toHaveLength(0);
-    expect([await readNotification(ds, sent), await readNotification(ds, terminal)]).toEqual(before);
+    expect([await readNotification(ds, sent), await readNotification(ds, terminal)]).toEqual(
+      before,
+    );
     expect(await outboxEvents(ds)).toHaveLength(0);
   });
 
   it('does not take a row that another transaction holds (the dispatcher), and takes it once released', async () => {
     const now = app.clock.now();
-    const held = await insertNotification(ds, { status: 'Pending', scheduledAt: minutesAgo(now, 5) });
-    const free = await insertNotification(ds, { status: 'Pending', scheduledAt: minutesAgo(now, 1) });
+    const held = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 5),
+    });
+    const free = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 1),
+    });
     const runner = ds.createQueryRunner();
     await runner.connect();
     await runner.startTransaction();
@@ -124,16 +163,26 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
 
   it('re-checks the due condition under the lock: a row sent meanwhile is skipped', async () => {
     const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 5) });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 5),
+    });
     app.provider.respondWith(() => {
       throw new Error('must not be called');
     });
     // The dispatcher delivers it between our candidate scan and our lock.
-    const realTransaction = ds.transaction.bind(ds) as (work: (m: EntityManager) => Promise<unknown>) => Promise<unknown>;
+    const realTransaction = ds.transaction.bind(ds) as (
+      work: (m: EntityManager) => Promise<unknown>,
+    ) => Promise<unknown>;
     let intercepted = false;
-    const spy = jest.spyOn(ds, 'transaction').mockImplementationOnce((async (work: (m: EntityManager) => Promise<unknown>) => {
+    const spy = jest.spyOn(ds, 'transaction').mockImplementationOnce((async (
+      work: (m: EntityManager) => Promise<unknown>,
+    ) => {
       intercepted = true;
-      await ds.query(`UPDATE notifications SET status = 'Sent', sent_at = now() WHERE id = $1`, [id]);
+      await ds.query(`UPDATE notifications SET status = 'Sent', sent_at = now() WHERE id = $1`, [
+        id,
+      ]);
       return realTransaction(work);
     }) as unknown as DataSource['transaction']);
     try {

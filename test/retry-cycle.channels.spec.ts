@@ -1,6 +1,12 @@
 import type { DataSource } from 'typeorm';
 import type { CompletedCycleReport, CycleReport } from '@pin/notifications-retry';
-import { insertChannel, insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  outboxEvents,
+  readNotification,
+} from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 
@@ -16,7 +22,10 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url, options: { batchSize: 5, concurrency: 2, stubProviders: { sms: true } } });
+    app = await createRetryTestApp({
+      url: db.url,
+      options: { batchSize: 5, concurrency: 2, stubProviders: { sms: true } },
+    });
     ds = app.dataSource;
   });
 
@@ -26,7 +35,9 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
   });
 
   beforeEach(async () => {
-    await ds.query('TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks');
+    await ds.query(
+      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+    );
     app.provider.calls.length = 0;
     app.logs.entries.length = 0;
     await insertChannel(ds, { key: 'email' });
@@ -35,9 +46,18 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
   it('leaves rows of a disabled channel untouched, counts them, and sends the rest', async () => {
     await insertChannel(ds, { key: 'push', isEnabled: false });
     const now = app.clock.now();
-    const waiting = await insertNotification(ds, { channel: 'push', status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 10) });
+    const waiting = await insertNotification(ds, {
+      channel: 'push',
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 10),
+    });
     const before = await readNotification(ds, waiting);
-    const sent = await insertNotification(ds, { channel: 'email', status: 'Failed', nextAttemptAt: minutesAgo(now, 1) });
+    const sent = await insertNotification(ds, {
+      channel: 'email',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
 
     const report = completed(await app.cycles.runCycle());
 
@@ -47,7 +67,12 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     expect((await readNotification(ds, sent)).status).toBe('Sent');
     expect(app.provider.calls.map((c) => c.message.channel)).toEqual(['email']);
     expect(app.logs.events('channel-disabled')).toEqual([
-      expect.objectContaining({ channel: 'push', reason: 'disabled', dueRows: 1, runId: report.runId }),
+      expect.objectContaining({
+        channel: 'push',
+        reason: 'disabled',
+        dueRows: 1,
+        runId: report.runId,
+      }),
     ]);
 
     // Enabled again, its row is sent on the next cycle.
@@ -67,36 +92,58 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     );
     const healthy: string[] = [];
     for (let i = 0; i < 3; i++) {
-      healthy.push(await insertNotification(ds, { channel: 'email', status: 'Failed', nextAttemptAt: minutesAgo(now, 1) }));
+      healthy.push(
+        await insertNotification(ds, {
+          channel: 'email',
+          status: 'Failed',
+          nextAttemptAt: minutesAgo(now, 1),
+        }),
+      );
     }
 
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts.sent).toBe(3);
-    expect(report.excludedChannels).toEqual([{ channel: 'push', reason: 'disabled', dueRows: 2000 }]);
+    expect(report.excludedChannels).toEqual([
+      { channel: 'push', reason: 'disabled', dueRows: 2000 },
+    ]);
     for (const id of healthy) expect((await readNotification(ds, id)).status).toBe('Sent');
-    const [{ count }] = await ds.query(`SELECT count(*)::int AS count FROM notifications WHERE channel = 'push' AND status = 'Failed' AND attempts = 1`);
+    const [{ count }] = await ds.query(
+      `SELECT count(*)::int AS count FROM notifications WHERE channel = 'push' AND status = 'Failed' AND attempts = 1`,
+    );
     expect(count).toBe(2000);
   });
 
   it('leaves rows of a channel with no catalog entry waiting', async () => {
     const now = app.clock.now();
-    const orphan = await insertNotification(ds, { channel: 'telegram', status: 'Pending', scheduledAt: minutesAgo(now, 1) });
+    const orphan = await insertNotification(ds, {
+      channel: 'telegram',
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 1),
+    });
 
     const report = completed(await app.cycles.runCycle());
 
-    expect(report.excludedChannels).toEqual([{ channel: 'telegram', reason: 'not-configured', dueRows: 1 }]);
+    expect(report.excludedChannels).toEqual([
+      { channel: 'telegram', reason: 'not-configured', dueRows: 1 },
+    ]);
     expect(await readNotification(ds, orphan)).toMatchObject({ status: 'Pending', attempts: 0 });
   });
 
   it('leaves rows of a channel whose provider has no adapter waiting', async () => {
     await insertChannel(ds, { key: 'whatsapp', providerKey: 'nobody-serves-this' });
     const now = app.clock.now();
-    const id = await insertNotification(ds, { channel: 'whatsapp', status: 'Failed', nextAttemptAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      channel: 'whatsapp',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
 
     const report = completed(await app.cycles.runCycle());
 
-    expect(report.excludedChannels).toEqual([{ channel: 'whatsapp', reason: 'no-provider-adapter', dueRows: 1 }]);
+    expect(report.excludedChannels).toEqual([
+      { channel: 'whatsapp', reason: 'no-provider-adapter', dueRows: 1 },
+    ]);
     expect((await readNotification(ds, id)).attempts).toBe(0);
   });
 
@@ -104,24 +151,44 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     await insertChannel(ds, { key: 'sms', providerKey: 'stub-sms' });
     await insertChannel(ds, { key: 'push', providerKey: 'stub-push' });
     const now = app.clock.now();
-    const sms = await insertNotification(ds, { channel: 'sms', status: 'Failed', nextAttemptAt: minutesAgo(now, 1) });
-    const push = await insertNotification(ds, { channel: 'push', status: 'Failed', nextAttemptAt: minutesAgo(now, 1) });
+    const sms = await insertNotification(ds, {
+      channel: 'sms',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
+    const push = await insertNotification(ds, {
+      channel: 'push',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
 
     const report = completed(await app.cycles.runCycle());
 
-    expect(await readNotification(ds, sms)).toMatchObject({ status: 'Sent', provider_message_id: `stub-sms:${sms}` });
+    expect(await readNotification(ds, sms)).toMatchObject({
+      status: 'Sent',
+      provider_message_id: `stub-sms:${sms}`,
+    });
     expect((await readNotification(ds, push)).status).toBe('Failed');
-    expect(report.excludedChannels).toEqual([{ channel: 'push', reason: 'no-provider-adapter', dueRows: 1 }]);
+    expect(report.excludedChannels).toEqual([
+      { channel: 'push', reason: 'no-provider-adapter', dueRows: 1 },
+    ]);
   });
 
   it('delivers in_app rows through the built-in in-app adapter', async () => {
     await insertChannel(ds, { key: 'in_app', providerKey: 'in_app' });
     const now = app.clock.now();
-    const id = await insertNotification(ds, { channel: 'in_app', status: 'Pending', scheduledAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      channel: 'in_app',
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 1),
+    });
 
     completed(await app.cycles.runCycle());
 
-    expect(await readNotification(ds, id)).toMatchObject({ status: 'Sent', provider_message_id: `in_app:${id}` });
+    expect(await readNotification(ds, id)).toMatchObject({
+      status: 'Sent',
+      provider_message_id: `in_app:${id}`,
+    });
     expect(await outboxEvents(ds, id)).toHaveLength(1);
   });
 
@@ -131,30 +198,53 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     ['a negative base delay', { backoffBaseMs: -5 }, 'backoff_base_ms'],
     ['a max delay below the base', { backoffBaseMs: 1000, backoffMaxMs: 10 }, 'backoff_max_ms'],
     ['no timeout', { timeoutMs: null }, 'timeout_ms'],
-  ])('skips a channel row with %s, logs why, and carries on with the others', async (_label, bad, column) => {
-    await insertChannel(ds, { key: 'broken', ...bad });
-    const now = app.clock.now();
-    const brokenRow = await insertNotification(ds, { channel: 'broken', status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 1) });
-    const good = await insertNotification(ds, { channel: 'email', status: 'Failed', nextAttemptAt: minutesAgo(now, 1) });
+  ])(
+    'skips a channel row with %s, logs why, and carries on with the others',
+    async (_label, bad, column) => {
+      await insertChannel(ds, { key: 'broken', ...bad });
+      const now = app.clock.now();
+      const brokenRow = await insertNotification(ds, {
+        channel: 'broken',
+        status: 'Failed',
+        attempts: 1,
+        nextAttemptAt: minutesAgo(now, 1),
+      });
+      const good = await insertNotification(ds, {
+        channel: 'email',
+        status: 'Failed',
+        nextAttemptAt: minutesAgo(now, 1),
+      });
 
-    const report = completed(await app.cycles.runCycle());
+      const report = completed(await app.cycles.runCycle());
 
-    expect((await readNotification(ds, good)).status).toBe('Sent');
-    expect(await readNotification(ds, brokenRow)).toMatchObject({ status: 'Failed', attempts: 1 });
-    expect(report.excludedChannels).toEqual([{ channel: 'broken', reason: 'not-configured', dueRows: 1 }]);
-    const [logged] = app.logs.events('channel-config-invalid');
-    expect(logged).toMatchObject({ channel: 'broken', errorCode: 'invalid_channel_config' });
-    expect(String(logged.error)).toContain(column);
-  });
+      expect((await readNotification(ds, good)).status).toBe('Sent');
+      expect(await readNotification(ds, brokenRow)).toMatchObject({
+        status: 'Failed',
+        attempts: 1,
+      });
+      expect(report.excludedChannels).toEqual([
+        { channel: 'broken', reason: 'not-configured', dueRows: 1 },
+      ]);
+      const [logged] = app.logs.events('channel-config-invalid');
+      expect(logged).toMatchObject({ channel: 'broken', errorCode: 'invalid_channel_config' });
+      expect(String(logged.error)).toContain(column);
+    },
+  );
 
   it('keeps out a channel whose timeout could outlive the lease', async () => {
     await insertChannel(ds, { key: 'slow', timeoutMs: 50_000 });
     const now = app.clock.now();
-    const id = await insertNotification(ds, { channel: 'slow', status: 'Failed', nextAttemptAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      channel: 'slow',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
 
     const report = completed(await app.cycles.runCycle());
 
-    expect(report.excludedChannels).toEqual([{ channel: 'slow', reason: 'timeout-exceeds-lease', dueRows: 1 }]);
+    expect(report.excludedChannels).toEqual([
+      { channel: 'slow', reason: 'timeout-exceeds-lease', dueRows: 1 },
+    ]);
     expect((await readNotification(ds, id)).attempts).toBe(0);
   });
 
@@ -162,7 +252,11 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     const key = `email'); DROP TABLE notifications; --`;
     await insertChannel(ds, { key });
     const now = app.clock.now();
-    const id = await insertNotification(ds, { channel: key, status: 'Failed', nextAttemptAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      channel: key,
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
 
     completed(await app.cycles.runCycle());
 

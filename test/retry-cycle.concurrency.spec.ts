@@ -6,7 +6,13 @@ import {
   type Lease,
 } from '@pin/notifications-retry';
 import { deferred, waitFor } from './support/deferred';
-import { insertChannel, insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  outboxEvents,
+  readNotification,
+} from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 import type { DataSource } from 'typeorm';
@@ -41,7 +47,9 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
 
   afterEach(async () => {
     while (apps.length) await apps.pop()!.close();
-    await ds.query('TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks');
+    await ds.query(
+      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+    );
   });
 
   afterAll(async () => {
@@ -49,7 +57,9 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     await db?.drop();
   });
 
-  async function start(config: Omit<Parameters<typeof createRetryTestApp>[0], 'url'> = {}): Promise<RetryTestApp> {
+  async function start(
+    config: Omit<Parameters<typeof createRetryTestApp>[0], 'url'> = {},
+  ): Promise<RetryTestApp> {
     const app = await createRetryTestApp({ url: db.url, ...config });
     apps.push(app);
     return app;
@@ -59,7 +69,13 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     await insertChannel(ds, { key: 'email' });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      ids.push(await insertNotification(ds, { status: i % 2 ? 'Failed' : 'Pending', nextAttemptAt: minutesAgo(now, 1 + (i % 7)), scheduledAt: minutesAgo(now, 1 + (i % 5)) }));
+      ids.push(
+        await insertNotification(ds, {
+          status: i % 2 ? 'Failed' : 'Pending',
+          nextAttemptAt: minutesAgo(now, 1 + (i % 7)),
+          scheduledAt: minutesAgo(now, 1 + (i % 5)),
+        }),
+      );
     }
     return ids;
   }
@@ -82,16 +98,26 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(skipped).toMatchObject({ skipReason: 'lease-held' });
     const calls = [...a.provider.calls, ...b.provider.calls].map((c) => c.message.id);
     expect(calls.sort()).toEqual([...ids].sort());
-    const [{ sent }] = await ds.query(`SELECT count(*)::int AS sent FROM notifications WHERE status = 'Sent'`);
+    const [{ sent }] = await ds.query(
+      `SELECT count(*)::int AS sent FROM notifications WHERE status = 'Sent'`,
+    );
     expect(sent).toBe(ids.length);
-    const perRow: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM notification_outbox GROUP BY message_key`);
+    const perRow: Array<{ n: number }> = await ds.query(
+      `SELECT count(*)::int AS n FROM notification_outbox GROUP BY message_key`,
+    );
     expect(perRow).toHaveLength(ids.length);
     expect(perRow.every((r) => r.n === 1)).toBe(true);
   });
 
   it('row locks alone keep two overlapping cycles from sending a row twice', async () => {
-    const a = await start({ options: { batchSize: 500, concurrency: 4 }, extensions: { distributedLock: AlwaysGrantedLock } });
-    const b = await start({ options: { batchSize: 500, concurrency: 4 }, extensions: { distributedLock: AlwaysGrantedLock } });
+    const a = await start({
+      options: { batchSize: 500, concurrency: 4 },
+      extensions: { distributedLock: AlwaysGrantedLock },
+    });
+    const b = await start({
+      options: { batchSize: 500, concurrency: 4 },
+      extensions: { distributedLock: AlwaysGrantedLock },
+    });
     const ids = await seedDue(200, a.clock.now());
     for (const app of [a, b]) {
       app.provider.respondWith(async (message) => {

@@ -40,7 +40,9 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   });
 
   beforeEach(async () => {
-    await ds.query('TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks');
+    await ds.query(
+      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+    );
     app.provider.calls.length = 0;
     app.alerts.alerts.length = 0;
     app.provider.respondWith((message) => ({ providerMessageId: `scripted-${message.id}` }));
@@ -57,7 +59,15 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   it('treats an empty batch as a no-op success', async () => {
     const report = completed(await app.cycles.runCycle());
     expect(report.stopReason).toBe('no-more-due');
-    expect(report.counts).toEqual({ processed: 0, sent: 0, retried: 0, terminal: 0, deferred: 0, skipped: 0, errors: 0 });
+    expect(report.counts).toEqual({
+      processed: 0,
+      sent: 0,
+      retried: 0,
+      terminal: 0,
+      deferred: 0,
+      skipped: 0,
+      errors: 0,
+    });
     expect(app.provider.calls).toHaveLength(0);
     expect(await outboxEvents(ds)).toHaveLength(0);
     // The lease was released: another owner can take it at once.
@@ -67,7 +77,11 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
 
   it('sends a due Failed row: Sent, attempts+1, provider id, one Sent event', async () => {
     const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 1),
+    });
 
     const report = completed(await app.cycles.runCycle());
 
@@ -83,14 +97,30 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
 
     const events = await outboxEvents(ds, id);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ topic: NOTIFICATION_DISPATCHED_TOPIC, message_key: id, contract_version: 1 });
-    expect(events[0].payload).toMatchObject({ notificationId: id, status: 'Sent', attempts: 2, providerMessageId: `scripted-${id}` });
-    expect(events[0].headers).toMatchObject({ correlationId: report.correlationId, jobRunId: report.runId });
+    expect(events[0]).toMatchObject({
+      topic: NOTIFICATION_DISPATCHED_TOPIC,
+      message_key: id,
+      contract_version: 1,
+    });
+    expect(events[0].payload).toMatchObject({
+      notificationId: id,
+      status: 'Sent',
+      attempts: 2,
+      providerMessageId: `scripted-${id}`,
+    });
+    expect(events[0].headers).toMatchObject({
+      correlationId: report.correlationId,
+      jobRunId: report.runId,
+    });
   });
 
   it('reschedules a retriable failure by backoff: stays Failed, attempts+1, no event', async () => {
     const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(now, 5) });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 5),
+    });
     app.provider.respondWith(() => {
       throw new RetriableDeliveryError('provider_5xx', 'upstream returned 503');
     });
@@ -110,7 +140,11 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
 
   it('fails terminally when attempts reach max_attempts: one Failed event and an alert', async () => {
     const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 2, nextAttemptAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 2,
+      nextAttemptAt: minutesAgo(now, 1),
+    });
     app.provider.respondWith(() => {
       throw new RetriableDeliveryError('provider_timeout');
     });
@@ -119,12 +153,28 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
 
     expect(report.counts).toMatchObject({ processed: 1, terminal: 1, retried: 0 });
     const row = await readNotification(ds, id);
-    expect(row).toMatchObject({ status: 'Failed', attempts: 3, next_attempt_at: null, due_at: null, last_error_code: 'provider_timeout' });
+    expect(row).toMatchObject({
+      status: 'Failed',
+      attempts: 3,
+      next_attempt_at: null,
+      due_at: null,
+      last_error_code: 'provider_timeout',
+    });
     const events = await outboxEvents(ds, id);
     expect(events).toHaveLength(1);
-    expect(events[0].payload).toMatchObject({ status: 'Failed', attempts: 3, errorCode: 'provider_timeout' });
+    expect(events[0].payload).toMatchObject({
+      status: 'Failed',
+      attempts: 3,
+      errorCode: 'provider_timeout',
+    });
     expect(app.alerts.alerts).toEqual([
-      expect.objectContaining({ notificationId: id, channel: 'email', attempts: 3, errorCode: 'provider_timeout', runId: report.runId }),
+      expect.objectContaining({
+        notificationId: id,
+        channel: 'email',
+        attempts: 3,
+        errorCode: 'provider_timeout',
+        runId: report.runId,
+      }),
     ]);
   });
 
@@ -138,28 +188,48 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     completed(await app.cycles.runCycle());
 
     const row = await readNotification(ds, id);
-    expect(row).toMatchObject({ status: 'Failed', attempts: 1, next_attempt_at: null, last_error_code: 'invalid_address' });
+    expect(row).toMatchObject({
+      status: 'Failed',
+      attempts: 1,
+      next_attempt_at: null,
+      last_error_code: 'invalid_address',
+    });
     expect((await outboxEvents(ds, id)).map((e) => e.payload.status)).toEqual(['Failed']);
     expect(app.alerts.alerts).toHaveLength(1);
   });
 
   it('fails a row terminally without calling the provider when max_attempts was lowered below its attempts', async () => {
     const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 5, nextAttemptAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 5,
+      nextAttemptAt: minutesAgo(now, 1),
+    });
 
     const report = completed(await app.cycles.runCycle());
 
     expect(app.provider.calls).toHaveLength(0);
     expect(report.counts.terminal).toBe(1);
     const row = await readNotification(ds, id);
-    expect(row).toMatchObject({ status: 'Failed', attempts: 5, next_attempt_at: null, last_error_code: 'max_attempts_exhausted' });
+    expect(row).toMatchObject({
+      status: 'Failed',
+      attempts: 5,
+      next_attempt_at: null,
+      last_error_code: 'max_attempts_exhausted',
+    });
     expect(await outboxEvents(ds, id)).toHaveLength(1);
   });
 
   it('sends a scheduled Pending row once due and leaves a future one alone', async () => {
     const now = app.clock.now();
-    const due = await insertNotification(ds, { status: 'Pending', scheduledAt: minutesAgo(now, 2) });
-    const future = await insertNotification(ds, { status: 'Pending', scheduledAt: minutesLater(now, 30) });
+    const due = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 2),
+    });
+    const future = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesLater(now, 30),
+    });
     const fresh = await insertNotification(ds, { status: 'Pending', scheduledAt: null });
 
     const report = completed(await app.cycles.runCycle());
@@ -180,8 +250,15 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
 
   it('defers a throttled row without using an attempt, at least until retry-after', async () => {
     const now = app.clock.now();
-    const failed = await insertNotification(ds, { status: 'Failed', attempts: 2, nextAttemptAt: minutesAgo(now, 1) });
-    const pending = await insertNotification(ds, { status: 'Pending', scheduledAt: minutesAgo(now, 1) });
+    const failed = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 2,
+      nextAttemptAt: minutesAgo(now, 1),
+    });
+    const pending = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 1),
+    });
     app.provider.respondWith(() => {
       throw new ThrottledDeliveryError(90_000);
     });
@@ -190,7 +267,11 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
 
     expect(report.counts).toMatchObject({ deferred: 2, retried: 0, terminal: 0 });
     const failedRow = await readNotification(ds, failed);
-    expect(failedRow).toMatchObject({ status: 'Failed', attempts: 2, last_error_code: 'provider_throttled' });
+    expect(failedRow).toMatchObject({
+      status: 'Failed',
+      attempts: 2,
+      last_error_code: 'provider_throttled',
+    });
     expect(failedRow.next_attempt_at!.getTime()).toBeGreaterThanOrEqual(now.getTime() + 90_000);
     const pendingRow = await readNotification(ds, pending);
     expect(pendingRow).toMatchObject({ status: 'Pending', attempts: 0 });
@@ -201,7 +282,11 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   it('cuts a provider that never answers at the channel timeout and retries the row', async () => {
     await ds.query(`UPDATE notification_channels SET timeout_ms = 100`);
     const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 0, nextAttemptAt: minutesAgo(now, 1) });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 0,
+      nextAttemptAt: minutesAgo(now, 1),
+    });
     let signalAborted = false;
     app.provider.respondWith((_message, context) => {
       context.signal.addEventListener('abort', () => (signalAborted = true));
@@ -214,28 +299,79 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(report.counts.retried).toBe(1);
     expect(signalAborted).toBe(true);
-    expect(await readNotification(ds, id)).toMatchObject({ status: 'Failed', attempts: 1, last_error_code: 'provider_timeout' });
+    expect(await readNotification(ds, id)).toMatchObject({
+      status: 'Failed',
+      attempts: 1,
+      last_error_code: 'provider_timeout',
+    });
   });
 
   it.each([
-    ['throws a string', () => { throw 'boom'; }, 'provider_error_non_error'],
-    ['throws undefined', () => { throw undefined; }, 'provider_error_non_error'],
-    ['throws a plain Error', () => { throw new Error('socket hang up'); }, 'provider_error'],
-    ['returns no message id', () => ({}) as { providerMessageId: string }, 'provider_invalid_result'],
-    ['returns undefined', () => undefined as unknown as { providerMessageId: string }, 'provider_invalid_result'],
-    ['returns a numeric id', () => ({ providerMessageId: 42 }) as unknown as { providerMessageId: string }, 'provider_invalid_result'],
-  ])('counts an adapter that %s as a retriable failure, not a crash', async (_label, behaviour, code) => {
-    const now = app.clock.now();
-    const id = await insertNotification(ds, { status: 'Failed', attempts: 0, nextAttemptAt: minutesAgo(now, 1) });
-    const other = await insertNotification(ds, { status: 'Failed', attempts: 0, nextAttemptAt: minutesAgo(now, 1) });
-    app.provider.respondWith((message) => (message.id === id ? behaviour() : { providerMessageId: 'ok' }));
+    [
+      'throws a string',
+      () => {
+        throw 'boom';
+      },
+      'provider_error_non_error',
+    ],
+    [
+      'throws undefined',
+      () => {
+        throw undefined;
+      },
+      'provider_error_non_error',
+    ],
+    [
+      'throws a plain Error',
+      () => {
+        throw new Error('socket hang up');
+      },
+      'provider_error',
+    ],
+    [
+      'returns no message id',
+      () => ({}) as { providerMessageId: string },
+      'provider_invalid_result',
+    ],
+    [
+      'returns undefined',
+      () => undefined as unknown as { providerMessageId: string },
+      'provider_invalid_result',
+    ],
+    [
+      'returns a numeric id',
+      () => ({ providerMessageId: 42 }) as unknown as { providerMessageId: string },
+      'provider_invalid_result',
+    ],
+  ])(
+    'counts an adapter that %s as a retriable failure, not a crash',
+    async (_label, behaviour, code) => {
+      const now = app.clock.now();
+      const id = await insertNotification(ds, {
+        status: 'Failed',
+        attempts: 0,
+        nextAttemptAt: minutesAgo(now, 1),
+      });
+      const other = await insertNotification(ds, {
+        status: 'Failed',
+        attempts: 0,
+        nextAttemptAt: minutesAgo(now, 1),
+      });
+      app.provider.respondWith((message) =>
+        message.id === id ? behaviour() : { providerMessageId: 'ok' },
+      );
 
-    const report = completed(await app.cycles.runCycle());
+      const report = completed(await app.cycles.runCycle());
 
-    expect(report.counts).toMatchObject({ retried: 1, sent: 1, errors: 0 });
-    expect(await readNotification(ds, id)).toMatchObject({ status: 'Failed', attempts: 1, last_error_code: code });
-    expect((await readNotification(ds, other)).status).toBe('Sent');
-  });
+      expect(report.counts).toMatchObject({ retried: 1, sent: 1, errors: 0 });
+      expect(await readNotification(ds, id)).toMatchObject({
+        status: 'Failed',
+        attempts: 1,
+        last_error_code: code,
+      });
+      expect((await readNotification(ds, other)).status).toBe('Sent');
+    },
+  );
 
   it('never stores the recipient address or body that a provider error echoes', async () => {
     const now = app.clock.now();
@@ -246,7 +382,10 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
       body: 'Your PIN is 4242 and your balance is large',
     });
     app.provider.respondWith((message) => {
-      throw new NonRetriableDeliveryError('invalid_address', `rejected ${message.recipientAddress}: "${message.body}"`);
+      throw new NonRetriableDeliveryError(
+        'invalid_address',
+        `rejected ${message.recipientAddress}: "${message.body}"`,
+      );
     });
 
     completed(await app.cycles.runCycle());
@@ -266,7 +405,9 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     const now = app.clock.now();
     const ids: string[] = [];
     for (const minutes of [5, 50, 1, 30, 10]) {
-      ids.push(await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, minutes) }));
+      ids.push(
+        await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, minutes) }),
+      );
     }
 
     const report = completed(await app.cycles.runCycle());

@@ -1,7 +1,12 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { DataSource } from 'typeorm';
 import { waitFor } from './support/deferred';
-import { insertChannel, insertNotification, minutesAgo, readNotification } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  readNotification,
+} from './support/fixtures';
 import { createRetryTestApp } from './support/retry-test-app';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
@@ -20,12 +25,18 @@ describe('retry cycle schedule (@nestjs/schedule, real PostgreSQL)', () => {
   });
 
   it('runs cycles on the cron schedule and stops with the application', async () => {
-    const app = await createRetryTestApp({ url: db.url, options: { enabled: true, cron: '* * * * * *' } });
+    const app = await createRetryTestApp({
+      url: db.url,
+      options: { enabled: true, cron: '* * * * * *' },
+    });
     let closed = false;
     try {
       const registry = app.module.get(SchedulerRegistry);
       expect(registry.getCronJobs().has('notifications-retry-cycle')).toBe(true);
-      const id = await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(app.clock.now(), 1) });
+      const id = await insertNotification(ds, {
+        status: 'Failed',
+        nextAttemptAt: minutesAgo(app.clock.now(), 1),
+      });
 
       await waitFor(() => app.provider.calls.length > 0, 5_000);
       await waitFor(() => app.logs.events('cycle-completed').length > 0, 5_000);

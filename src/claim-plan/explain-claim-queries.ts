@@ -76,19 +76,28 @@ export async function explainClaimQueries(
   return explained;
 }
 
-async function explain(dataSource: DataSource, name: string, query: CapturedQuery): Promise<ExplainedQuery> {
+async function explain(
+  dataSource: DataSource,
+  name: string,
+  query: CapturedQuery,
+): Promise<ExplainedQuery> {
   // EXPLAIN ANALYZE runs the statement: inside a rolled-back transaction, a FOR UPDATE leaves nothing behind.
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   await runner.startTransaction();
   try {
-    const rows: Array<{ 'QUERY PLAN': string }> = await runner.query(
+    const rows = (await runner.query(
       `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${query.sql}`,
       query.parameters,
-    );
+    )) as Array<{ 'QUERY PLAN': string }>;
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
     const match = /Execution Time: ([\d.]+) ms/.exec(plan);
-    return { name, sql: query.sql.replace(/\s+/g, ' ').trim(), plan, executionMs: match ? Number(match[1]) : NaN };
+    return {
+      name,
+      sql: query.sql.replace(/\s+/g, ' ').trim(),
+      plan,
+      executionMs: match ? Number(match[1]) : NaN,
+    };
   } finally {
     await runner.rollbackTransaction();
     await runner.release();

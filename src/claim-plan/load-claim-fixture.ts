@@ -11,7 +11,10 @@ export interface ClaimFixtureSize {
  * future scheduled Pending rows and terminal failures. Returns the due time
  * threshold to claim with.
  */
-export async function loadClaimFixture(dataSource: DataSource, { rows }: ClaimFixtureSize): Promise<Date> {
+export async function loadClaimFixture(
+  dataSource: DataSource,
+  { rows }: ClaimFixtureSize,
+): Promise<Date> {
   const now = new Date('2026-11-30T12:00:00Z');
   const share = (fraction: number) => Math.max(1, Math.floor(rows * fraction));
   await dataSource.query(
@@ -28,15 +31,30 @@ export async function loadClaimFixture(dataSource: DataSource, { rows }: ClaimFi
       [count, now],
     );
   // Sent: the bulk of any real table, invisible to the claim.
-  await insert(share(0.5), `'email', 'u' || g || '@example.com', 'b', 'Sent', 1, NULL, NULL, t.now - g * interval '1 second'`);
+  await insert(
+    share(0.5),
+    `'email', 'u' || g || '@example.com', 'b', 'Sent', 1, NULL, NULL, t.now - g * interval '1 second'`,
+  );
   // A disabled channel's backlog, oldest of all, sitting at the head of any due-time order.
-  await insert(share(0.1), `'push', 'device-' || g, 'b', 'Failed', 1, t.now - interval '30 days' + g * interval '1 second', NULL, NULL`);
+  await insert(
+    share(0.1),
+    `'push', 'device-' || g, 'b', 'Failed', 1, t.now - interval '30 days' + g * interval '1 second', NULL, NULL`,
+  );
   // Due retries of an enabled channel.
-  await insert(share(0.25), `'email', 'u' || g || '@example.com', 'b', 'Failed', 1 + g % 3, t.now - g * interval '1 second', NULL, NULL`);
+  await insert(
+    share(0.25),
+    `'email', 'u' || g || '@example.com', 'b', 'Failed', 1 + g % 3, t.now - g * interval '1 second', NULL, NULL`,
+  );
   // Deferred by quiet hours, not due yet.
-  await insert(share(0.1), `'email', 'u' || g || '@example.com', 'b', 'Pending', 0, NULL, t.now + g * interval '1 second', NULL`);
+  await insert(
+    share(0.1),
+    `'email', 'u' || g || '@example.com', 'b', 'Pending', 0, NULL, t.now + g * interval '1 second', NULL`,
+  );
   // Terminal failures: Failed with no next attempt.
-  await insert(share(0.05), `'email', 'u' || g || '@example.com', 'b', 'Failed', 5, NULL, NULL, NULL`);
+  await insert(
+    share(0.05),
+    `'email', 'u' || g || '@example.com', 'b', 'Failed', 5, NULL, NULL, NULL`,
+  );
   await dataSource.query('VACUUM ANALYZE notifications');
   return now;
 }

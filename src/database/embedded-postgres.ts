@@ -26,18 +26,30 @@ const PASSWORD = 'postgres';
  * directory lives in the OS temp dir (not under a home directory the server's
  * own user may not traverse) and is deleted on stop.
  */
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<RunningPostgres> {
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions = {},
+): Promise<RunningPostgres> {
   const port = await findFreePort();
   const databaseDir = await mkdtemp(join(tmpdir(), 'pin-notifications-pg-'));
   // PostgreSQL refuses to run as root; the package can create and use a `postgres` user instead.
   const isRoot = userInfo().uid === 0;
   const postgresFlags = [
-    '-c', 'listen_addresses=127.0.0.1',
-    '-c', `unix_socket_directories=${databaseDir}`,
-    '-c', 'max_connections=200',
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    `unix_socket_directories=${databaseDir}`,
+    '-c',
+    'max_connections=200',
   ];
   if (options.fast) {
-    postgresFlags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+    postgresFlags.push(
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+    );
   }
   const server = new EmbeddedPostgres({
     databaseDir,

@@ -33,8 +33,11 @@ export class CapturingLogger implements LoggerService {
   events(event: string): Array<Record<string, unknown>> {
     return this.entries
       .map((entry) => entry.message)
-      .filter((message): message is Record<string, unknown> =>
-        typeof message === 'object' && message !== null && (message as { event?: unknown }).event === event,
+      .filter(
+        (message): message is Record<string, unknown> =>
+          typeof message === 'object' &&
+          message !== null &&
+          (message as { event?: unknown }).event === event,
       );
   }
 

@@ -14,7 +14,8 @@ export function deferred<T = void>(): Deferred<T> {
 export async function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
   const started = Date.now();
   while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }

@@ -15,7 +15,10 @@ export interface ChannelFixture {
   maxConcurrency?: number | null;
 }
 
-export async function insertChannel(dataSource: DataSource, channel: ChannelFixture): Promise<void> {
+export async function insertChannel(
+  dataSource: DataSource,
+  channel: ChannelFixture,
+): Promise<void> {
   await dataSource.query(
     `INSERT INTO notification_channels
        (key, is_enabled, provider_key, max_attempts, backoff_kind, backoff_base_ms, backoff_max_ms,
@@ -52,7 +55,10 @@ export interface NotificationFixture {
   sentAt?: Date | null;
 }
 
-export async function insertNotification(dataSource: DataSource, row: NotificationFixture): Promise<string> {
+export async function insertNotification(
+  dataSource: DataSource,
+  row: NotificationFixture,
+): Promise<string> {
   const id = row.id ?? randomUUID();
   await dataSource.query(
     `INSERT INTO notifications
@@ -92,8 +98,14 @@ export interface StoredNotification {
   due_at: Date | null;
 }
 
-export async function readNotification(dataSource: DataSource, id: string): Promise<StoredNotification> {
-  const rows: StoredNotification[] = await dataSource.query(`SELECT * FROM notifications WHERE id = $1`, [id]);
+export async function readNotification(
+  dataSource: DataSource,
+  id: string,
+): Promise<StoredNotification> {
+  const rows: StoredNotification[] = await dataSource.query(
+    `SELECT * FROM notifications WHERE id = $1`,
+    [id],
+  );
   if (!rows[0]) throw new Error(`notification ${id} not found`);
   return rows[0];
 }
@@ -108,11 +120,19 @@ export interface StoredOutboxEvent {
   published_at: Date | null;
 }
 
-export function outboxEvents(dataSource: DataSource, notificationId?: string): Promise<StoredOutboxEvent[]> {
+export function outboxEvents(
+  dataSource: DataSource,
+  notificationId?: string,
+): Promise<StoredOutboxEvent[]> {
   return notificationId
-    ? dataSource.query(`SELECT * FROM notification_outbox WHERE message_key = $1 ORDER BY created_at`, [notificationId])
+    ? dataSource.query(
+        `SELECT * FROM notification_outbox WHERE message_key = $1 ORDER BY created_at`,
+        [notificationId],
+      )
     : dataSource.query(`SELECT * FROM notification_outbox ORDER BY created_at`);
 }
 
-export const minutesAgo = (base: Date, minutes: number): Date => new Date(base.getTime() - minutes * 60_000);
-export const minutesLater = (base: Date, minutes: number): Date => new Date(base.getTime() + minutes * 60_000);
+export const minutesAgo = (base: Date, minutes: number): Date =>
+  new Date(base.getTime() - minutes * 60_000);
+export const minutesLater = (base: Date, minutes: number): Date =>
+  new Date(base.getTime() + minutes * 60_000);

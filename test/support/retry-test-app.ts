@@ -56,7 +56,9 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
   const alerts = new RecordingAlertSink();
   const builder = Test.createTestingModule({
     imports: [
-      TypeOrmModule.forRoot(dataSourceOptions(config.url, { extra: { max: config.poolSize ?? 20 } })),
+      TypeOrmModule.forRoot(
+        dataSourceOptions(config.url, { extra: { max: config.poolSize ?? 20 } }),
+      ),
       NotificationsRetryModule.forRoot({
         enabled: false,
         concurrency: 4,

@@ -14,7 +14,10 @@ export interface RecordedCall {
   readonly idempotencyKey: string;
 }
 
-type Behaviour = (message: OutgoingNotification, context: SendContext) => Promise<SendResult> | SendResult;
+type Behaviour = (
+  message: OutgoingNotification,
+  context: SendContext,
+) => Promise<SendResult> | SendResult;
 
 /**
  * A provider whose answer each test scripts. Records every call, so tests can

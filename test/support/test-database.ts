@@ -20,12 +20,18 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     name,
-    drop: () => withClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withClient(serverUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      ).then(() => undefined),
   };
 }
 
 /** TypeORM options as a host would write them: the library's entities and migrations, never synchronize. */
-export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions> = {}): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  extra: Partial<DataSourceOptions> = {},
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -39,7 +45,10 @@ export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions>
 }
 
 /** A migrated database and a DataSource on it, for tests that arrange and inspect rows. */
-export async function createMigratedDatabase(): Promise<{ db: TestDatabase; dataSource: DataSource }> {
+export async function createMigratedDatabase(): Promise<{
+  db: TestDatabase;
+  dataSource: DataSource;
+}> {
   const db = await createTestDatabase();
   const dataSource = new DataSource(dataSourceOptions(db.url));
   await dataSource.initialize();

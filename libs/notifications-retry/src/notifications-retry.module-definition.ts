@@ -29,12 +29,15 @@ export const {
   ASYNC_OPTIONS_TYPE: NOTIFICATIONS_RETRY_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<NotificationsRetryModuleOptions>()
   .setClassMethodName('forRoot')
-  .setExtras<NotificationsRetryExtras>({ isGlobal: false, extensions: {} }, (definition, extras) => ({
-    ...definition,
-    global: extras.isGlobal,
-    // Later providers win over the module's defaults registered under the same token.
-    providers: [...(definition.providers ?? []), ...extensionProviders(extras.extensions ?? {})],
-  }))
+  .setExtras<NotificationsRetryExtras>(
+    { isGlobal: false, extensions: {} },
+    (definition, extras) => ({
+      ...definition,
+      global: extras.isGlobal,
+      // Later providers win over the module's defaults registered under the same token.
+      providers: [...(definition.providers ?? []), ...extensionProviders(extras.extensions ?? {})],
+    }),
+  )
   .build();
 
 /** Resolved (defaulted, validated) options; inject this rather than the raw token. */
@@ -42,8 +45,10 @@ export const RESOLVED_NOTIFICATIONS_RETRY_OPTIONS = Symbol('RESOLVED_NOTIFICATIO
 
 function extensionProviders(extensions: NotificationsRetryExtensions): Provider[] {
   const providers: Provider[] = [];
-  if (extensions.channelCatalog) providers.push({ provide: ChannelCatalog, useClass: extensions.channelCatalog });
-  if (extensions.distributedLock) providers.push({ provide: DistributedLock, useClass: extensions.distributedLock });
+  if (extensions.channelCatalog)
+    providers.push({ provide: ChannelCatalog, useClass: extensions.channelCatalog });
+  if (extensions.distributedLock)
+    providers.push({ provide: DistributedLock, useClass: extensions.distributedLock });
   if (extensions.clock) providers.push({ provide: Clock, useClass: extensions.clock });
   if (extensions.alertSink) providers.push({ provide: AlertSink, useClass: extensions.alertSink });
   return providers;

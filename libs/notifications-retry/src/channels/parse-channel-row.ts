@@ -75,7 +75,9 @@ export function parseChannelRow(row: ChannelRow): ChannelConfig {
   const rateLimitPerSec = row.rateLimitPerSec;
   if (
     rateLimitPerSec !== null &&
-    (typeof rateLimitPerSec !== 'number' || !Number.isFinite(rateLimitPerSec) || rateLimitPerSec <= 0)
+    (typeof rateLimitPerSec !== 'number' ||
+      !Number.isFinite(rateLimitPerSec) ||
+      rateLimitPerSec <= 0)
   ) {
     fail('rate_limit_per_sec', rateLimitPerSec, 'must be null or a number > 0');
   }

@@ -4,9 +4,12 @@ describe('backoffDelayMs', () => {
   describe('Fixed', () => {
     const fixed: RetryBackoff = { kind: 'Fixed', baseMs: 30_000 };
 
-    it.each([1, 2, 3, 10, 1_000, 1_000_000])('is always the base delay (attempts %p)', (attempts) => {
-      expect(backoffDelayMs(fixed, attempts)).toBe(30_000);
-    });
+    it.each([1, 2, 3, 10, 1_000, 1_000_000])(
+      'is always the base delay (attempts %p)',
+      (attempts) => {
+        expect(backoffDelayMs(fixed, attempts)).toBe(30_000);
+      },
+    );
 
     it('can be zero (retry at the next cycle)', () => {
       expect(backoffDelayMs({ kind: 'Fixed', baseMs: 0 }, 4)).toBe(0);
@@ -37,19 +40,34 @@ describe('backoffDelayMs', () => {
     });
 
     it('grows by exactly the multiplier from one attempt to the next while below the cap', () => {
-      const backoff: RetryBackoff = { kind: 'Exponential', baseMs: 500, maxMs: 10_000_000, multiplier: 3 };
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 500,
+        maxMs: 10_000_000,
+        multiplier: 3,
+      };
       for (let attempts = 1; attempts < 8; attempts++) {
         expect(backoffDelayMs(backoff, attempts + 1)).toBe(backoffDelayMs(backoff, attempts) * 3);
       }
     });
 
     it('supports a fractional multiplier', () => {
-      const backoff: RetryBackoff = { kind: 'Exponential', baseMs: 1_000, maxMs: 100_000, multiplier: 1.5 };
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 1_000,
+        maxMs: 100_000,
+        multiplier: 1.5,
+      };
       expect(backoffDelayMs(backoff, 3)).toBeCloseTo(1_000 * 1.5 * 1.5, 6);
     });
 
     it('stays at the base delay with multiplier 1', () => {
-      const backoff: RetryBackoff = { kind: 'Exponential', baseMs: 7_000, maxMs: 60_000, multiplier: 1 };
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 7_000,
+        maxMs: 60_000,
+        multiplier: 1,
+      };
       expect(backoffDelayMs(backoff, 1)).toBe(7_000);
       expect(backoffDelayMs(backoff, 50)).toBe(7_000);
       expect(backoffDelayMs(backoff, 100_000)).toBe(7_000);
@@ -63,13 +81,23 @@ describe('backoffDelayMs', () => {
     });
 
     it('hits the cap exactly when base × multiplier^(n−1) equals max', () => {
-      const backoff: RetryBackoff = { kind: 'Exponential', baseMs: 1_000, maxMs: 8_000, multiplier: 2 };
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 1_000,
+        maxMs: 8_000,
+        multiplier: 2,
+      };
       expect(backoffDelayMs(backoff, 4)).toBe(8_000);
       expect(backoffDelayMs(backoff, 5)).toBe(8_000);
     });
 
     it('is the cap when max equals base', () => {
-      const backoff: RetryBackoff = { kind: 'Exponential', baseMs: 5_000, maxMs: 5_000, multiplier: 10 };
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 5_000,
+        maxMs: 5_000,
+        multiplier: 10,
+      };
       expect(backoffDelayMs(backoff, 1)).toBe(5_000);
       expect(backoffDelayMs(backoff, 6)).toBe(5_000);
     });
@@ -93,16 +121,25 @@ describe('backoffDelayMs', () => {
       }
     });
 
-    // BUG: with backoff_base_ms = 0 (accepted by parseChannelRow) the product is 0 × Infinity = NaN
-    // once pow() overflows, and Math.min(max, NaN) is NaN; a transition would then store an
-    // Invalid Date as next_attempt_at. Expected: min(max, 0) = 0.
-    it.failing('returns 0, not NaN, for a zero base when multiplier^(attempts−1) overflows', () => {
-      const backoff: RetryBackoff = { kind: 'Exponential', baseMs: 0, maxMs: 60_000, multiplier: 2 };
+    // backoff_base_ms = 0 is valid; once pow() overflows, 0 × Infinity would be NaN and
+    // next_attempt_at an Invalid Date.
+    it('returns 0, not NaN, for a zero base when multiplier^(attempts−1) overflows', () => {
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 0,
+        maxMs: 60_000,
+        multiplier: 2,
+      };
       expect(backoffDelayMs(backoff, 2_000)).toBe(0);
     });
 
     it('returns 0 for a zero base while pow() stays finite', () => {
-      const backoff: RetryBackoff = { kind: 'Exponential', baseMs: 0, maxMs: 60_000, multiplier: 2 };
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 0,
+        maxMs: 60_000,
+        multiplier: 2,
+      };
       expect(backoffDelayMs(backoff, 10)).toBe(0);
     });
   });

@@ -18,6 +18,8 @@ export function backoffDelayMs(backoff: RetryBackoff, attempts: number): number 
     throw new RangeError(`attempts must be an integer ≥ 1, got ${attempts}`);
   }
   if (backoff.kind === 'Fixed') return backoff.baseMs;
+  // A zero base stays zero; checked first because 0 × Infinity (an overflowed pow) is NaN.
+  if (backoff.baseMs === 0) return 0;
   const raw = backoff.baseMs * Math.pow(backoff.multiplier, attempts - 1);
   // pow overflows to Infinity long before attempts stop being plausible; min() keeps it at the cap.
   return Math.min(backoff.maxMs, raw);

@@ -38,8 +38,11 @@ class FakeAdapter extends ProviderAdapter {
   }
 }
 
+/** An adapter whose send() rejects with `error`, which may be any value, not only an Error. */
 const rejecting = (error: unknown): FakeAdapter =>
-  new FakeAdapter(() => Promise.reject(error as Error));
+  new FakeAdapter(async () => {
+    throw error;
+  });
 
 /** A DeliveryError a team defines itself rather than using the three built-in ones. */
 class CustomPermanentError extends DeliveryError {
@@ -149,7 +152,11 @@ describe('attemptDelivery', () => {
     });
 
     it('ThrottledDeliveryError without Retry-After → throttled with null retryAfterMs', async () => {
-      const outcome = await attemptDelivery(rejecting(new ThrottledDeliveryError()), message, TIMEOUT_MS);
+      const outcome = await attemptDelivery(
+        rejecting(new ThrottledDeliveryError()),
+        message,
+        TIMEOUT_MS,
+      );
       expect(outcome).toEqual({
         kind: 'throttled',
         retryAfterMs: null,
@@ -159,7 +166,11 @@ describe('attemptDelivery', () => {
     });
 
     it('a team-defined DeliveryError subclass is classified by its `retriable` flag', async () => {
-      const outcome = await attemptDelivery(rejecting(new CustomPermanentError()), message, TIMEOUT_MS);
+      const outcome = await attemptDelivery(
+        rejecting(new CustomPermanentError()),
+        message,
+        TIMEOUT_MS,
+      );
       expect(outcome).toEqual({
         kind: 'non-retriable',
         errorCode: 'template_revoked',
@@ -182,8 +193,16 @@ describe('attemptDelivery', () => {
 
   describe('anything else thrown is retriable, never a crash', () => {
     it('a plain Error → retriable provider_error with its message', async () => {
-      const outcome = await attemptDelivery(rejecting(new Error('socket hang up')), message, TIMEOUT_MS);
-      expect(outcome).toEqual({ kind: 'retriable', errorCode: 'provider_error', errorMessage: 'socket hang up' });
+      const outcome = await attemptDelivery(
+        rejecting(new Error('socket hang up')),
+        message,
+        TIMEOUT_MS,
+      );
+      expect(outcome).toEqual({
+        kind: 'retriable',
+        errorCode: 'provider_error',
+        errorMessage: 'socket hang up',
+      });
     });
 
     it('a TypeError thrown synchronously → retriable provider_error', async () => {
@@ -212,7 +231,6 @@ describe('attemptDelivery', () => {
 
     it('throwing undefined synchronously → retriable, no crash', async () => {
       const adapter = new FakeAdapter(() => {
-        // eslint-disable-next-line @typescript-eslint/only-throw-error
         throw undefined;
       });
       await expect(attemptDelivery(adapter, message, TIMEOUT_MS)).resolves.toMatchObject({
@@ -250,7 +268,9 @@ describe('attemptDelivery', () => {
       const elapsed = Date.now() - started;
       expect(outcome.kind).toBe('retriable');
       expect(outcome).toMatchObject({ errorCode: 'provider_timeout' });
-      expect((outcome as { errorMessage: string }).errorMessage).toContain(String(SHORT_TIMEOUT_MS));
+      expect((outcome as { errorMessage: string }).errorMessage).toContain(
+        String(SHORT_TIMEOUT_MS),
+      );
       // not before the timeout (a little slack for timer granularity), and not much after it
       expect(elapsed).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS - 5);
       expect(elapsed).toBeLessThan(2_000);
@@ -277,7 +297,9 @@ describe('attemptDelivery', () => {
       const adapter = new FakeAdapter(
         ({ signal }) =>
           new Promise<never>((_, reject) => {
-            signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+            signal.addEventListener('abort', () =>
+              reject(new DOMException('aborted', 'AbortError')),
+            );
           }),
       );
       const outcome = await attemptDelivery(adapter, message, SHORT_TIMEOUT_MS);
@@ -286,7 +308,10 @@ describe('attemptDelivery', () => {
 
     it('an adapter that answers before the timeout is not cut', async () => {
       const adapter = new FakeAdapter(
-        () => new Promise((resolve) => setTimeout(() => resolve({ providerMessageId: 'late-but-ok' }), 10)),
+        () =>
+          new Promise((resolve) =>
+            setTimeout(() => resolve({ providerMessageId: 'late-but-ok' }), 10),
+          ),
       );
       const outcome = await attemptDelivery(adapter, message, 500);
       expect(outcome).toEqual({ kind: 'sent', providerMessageId: 'late-but-ok' });
@@ -323,7 +348,9 @@ describe('attemptDelivery', () => {
       const adapter = new FakeAdapter(
         ({ signal }) =>
           new Promise<never>((_, reject) => {
-            signal.addEventListener('abort', () => reject(new RetriableDeliveryError('connection_aborted')));
+            signal.addEventListener('abort', () =>
+              reject(new RetriableDeliveryError('connection_aborted')),
+            );
             setTimeout(() => interrupt.abort(), 5);
           }),
       );
@@ -350,9 +377,18 @@ describe('attemptDelivery', () => {
 
   describe('personal data in provider error messages', () => {
     it.each([
-      ['RetriableDeliveryError', new RetriableDeliveryError('provider_5xx', `upstream refused ${ADDRESS}`)],
-      ['NonRetriableDeliveryError', new NonRetriableDeliveryError('invalid_address', `invalid recipient ${ADDRESS}`)],
-      ['ThrottledDeliveryError', new ThrottledDeliveryError(1_000, 'provider_429', `slow down sending to ${ADDRESS}`)],
+      [
+        'RetriableDeliveryError',
+        new RetriableDeliveryError('provider_5xx', `upstream refused ${ADDRESS}`),
+      ],
+      [
+        'NonRetriableDeliveryError',
+        new NonRetriableDeliveryError('invalid_address', `invalid recipient ${ADDRESS}`),
+      ],
+      [
+        'ThrottledDeliveryError',
+        new ThrottledDeliveryError(1_000, 'provider_429', `slow down sending to ${ADDRESS}`),
+      ],
       ['Error', new Error(`rejected "${ADDRESS}"`)],
     ])('redacts the recipient address echoed in a %s', async (_label, error) => {
       const outcome = await attemptDelivery(rejecting(error), message, TIMEOUT_MS);
@@ -365,7 +401,12 @@ describe('attemptDelivery', () => {
 
     it('redacts an echoed body and subject', async () => {
       const outcome = await attemptDelivery(
-        rejecting(new NonRetriableDeliveryError('content_rejected', `spam filter: subject "${SUBJECT}", body "${BODY}"`)),
+        rejecting(
+          new NonRetriableDeliveryError(
+            'content_rejected',
+            `spam filter: subject "${SUBJECT}", body "${BODY}"`,
+          ),
+        ),
         message,
         TIMEOUT_MS,
       );
@@ -376,9 +417,18 @@ describe('attemptDelivery', () => {
     });
 
     it('redacts a phone number recipient echoed by an SMS provider', async () => {
-      const sms: OutgoingNotification = { ...message, channel: 'sms', recipientAddress: '+447700900123' };
+      const sms: OutgoingNotification = {
+        ...message,
+        channel: 'sms',
+        recipientAddress: '+447700900123',
+      };
       const outcome = await attemptDelivery(
-        rejecting(new NonRetriableDeliveryError('invalid_number', 'The number +44 7700 900123 is unreachable')),
+        rejecting(
+          new NonRetriableDeliveryError(
+            'invalid_number',
+            'The number +44 7700 900123 is unreachable',
+          ),
+        ),
         sms,
         TIMEOUT_MS,
       );
@@ -391,7 +441,9 @@ describe('attemptDelivery', () => {
       const token = 'fcm:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx';
       const push: OutgoingNotification = { ...message, channel: 'push', recipientAddress: token };
       const outcome = await attemptDelivery(
-        rejecting(new NonRetriableDeliveryError('token_unregistered', `token ${token} is not registered`)),
+        rejecting(
+          new NonRetriableDeliveryError('token_unregistered', `token ${token} is not registered`),
+        ),
         push,
         TIMEOUT_MS,
       );

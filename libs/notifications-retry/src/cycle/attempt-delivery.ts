@@ -33,9 +33,14 @@ export async function attemptDelivery(
       controller.abort(timeout);
       reject(timeout);
     }, timeoutMs);
-    controller.signal.addEventListener('abort', () => reject(controller.signal.reason), {
-      once: true,
-    });
+    controller.signal.addEventListener(
+      'abort',
+      () => {
+        const reason: unknown = controller.signal.reason;
+        reject(reason instanceof Error ? reason : new Error('provider call aborted'));
+      },
+      { once: true },
+    );
   });
   // The losing side of the race must not surface as an unhandled rejection.
   cutOff.catch(() => undefined);

@@ -6,10 +6,7 @@ export type CycleStopReason = 'batch-full' | 'no-more-due' | 'deadline' | 'cance
 
 /** Why a channel's due rows were left out of the claim. */
 export type ChannelExclusionReason =
-  | 'disabled'
-  | 'not-configured'
-  | 'no-provider-adapter'
-  | 'timeout-exceeds-lease';
+  'disabled' | 'not-configured' | 'no-provider-adapter' | 'timeout-exceeds-lease';
 
 export interface ExcludedChannel {
   readonly channel: string;

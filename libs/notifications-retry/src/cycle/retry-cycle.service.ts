@@ -32,7 +32,12 @@ import type {
   CycleStopReason,
   ExcludedChannel,
 } from './cycle-report';
-import { decideTransition, isAllowedTransition, type ItemResult, type RowTransition } from './row-transition';
+import {
+  decideTransition,
+  isAllowedTransition,
+  type ItemResult,
+  type RowTransition,
+} from './row-transition';
 
 export interface RunCycleOptions {
   /** The due threshold. Default: the injected Clock's now. */
@@ -123,8 +128,16 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     const runId = randomUUID();
     const correlationId = options.correlationId ?? randomUUID();
     if (this.running) {
-      this.logger.log({ msg: 'retry-cycle-skipped', event: 'retry-cycle-skipped', reason: 'already-running', runId, correlationId });
-      return Promise.resolve(this.skipped(runId, correlationId, 'already-running', performance.now()));
+      this.logger.log({
+        msg: 'retry-cycle-skipped',
+        event: 'retry-cycle-skipped',
+        reason: 'already-running',
+        runId,
+        correlationId,
+      });
+      return Promise.resolve(
+        this.skipped(runId, correlationId, 'already-running', performance.now()),
+      );
     }
     const run = this.execute(runId, correlationId, options).finally(() => {
       this.running = null;
@@ -133,14 +146,22 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     return run;
   }
 
-  private async execute(runId: string, correlationId: string, options: RunCycleOptions): Promise<CycleReport> {
+  private async execute(
+    runId: string,
+    correlationId: string,
+    options: RunCycleOptions,
+  ): Promise<CycleReport> {
     const started = performance.now();
     const stop = options.signal
       ? AbortSignal.any([this.shutdown.signal, options.signal])
       : this.shutdown.signal;
     if (stop.aborted) return this.skipped(runId, correlationId, 'cancelled', started);
 
-    const lease = await this.lock.acquire(this.options.lockKey, this.options.instanceId, this.options.lockTtlMs);
+    const lease = await this.lock.acquire(
+      this.options.lockKey,
+      this.options.instanceId,
+      this.options.lockTtlMs,
+    );
     if (!lease) {
       this.logger.log({
         msg: 'lease-not-acquired',
@@ -166,23 +187,51 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       return await this.claimAndProcess(context, stop, started);
     } finally {
       await this.lock.release(lease).catch((error: unknown) => {
-        this.logger.error({ msg: 'lease-release-failed', event: 'lease-release-failed', runId, correlationId, error: errorText(error) });
+        this.logger.error({
+          msg: 'lease-release-failed',
+          event: 'lease-release-failed',
+          runId,
+          correlationId,
+          error: errorText(error),
+        });
       });
     }
   }
 
-  private async claimAndProcess(context: CycleContext, stop: AbortSignal, started: number): Promise<CycleReport> {
+  private async claimAndProcess(
+    context: CycleContext,
+    stop: AbortSignal,
+    started: number,
+  ): Promise<CycleReport> {
     const { runId, correlationId, now } = context;
     const deadline = started + this.options.maxCycleDurationMs;
 
     const { eligible, excluded } = await this.resolveChannels();
     const excludedChannels = await this.countExcluded(eligible, excluded, now);
     for (const channel of excludedChannels) {
-      this.logger.warn({ msg: 'channel-disabled', event: 'channel-disabled', runId, correlationId, ...channel });
+      this.logger.warn({
+        msg: 'channel-disabled',
+        event: 'channel-disabled',
+        runId,
+        correlationId,
+        ...channel,
+      });
     }
 
-    const candidates = await this.notifications.findDueCandidates([...eligible.keys()], now, this.options.batchSize);
-    const counts = { processed: 0, sent: 0, retried: 0, terminal: 0, deferred: 0, skipped: 0, errors: 0 };
+    const candidates = await this.notifications.findDueCandidates(
+      [...eligible.keys()],
+      now,
+      this.options.batchSize,
+    );
+    const counts = {
+      processed: 0,
+      sent: 0,
+      retried: 0,
+      terminal: 0,
+      deferred: 0,
+      skipped: 0,
+      errors: 0,
+    };
     let maxLagMs = 0;
     let stopReason: CycleStopReason | null = null;
     let next = 0;
@@ -204,7 +253,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, candidates.length) }, slot));
+    await Promise.all(
+      Array.from({ length: Math.min(this.options.concurrency, candidates.length) }, slot),
+    );
     stopReason ??= candidates.length >= this.options.batchSize ? 'batch-full' : 'no-more-due';
 
     const finishedAt = this.clock.now();
@@ -236,7 +287,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   }
 
   /** One row, one transaction: lock → provider call → status + outbox → commit. */
-  private async processItem(context: CycleContext, candidate: DueCandidate, channel: EligibleChannel): Promise<ItemOutcome> {
+  private async processItem(
+    context: CycleContext,
+    candidate: DueCandidate,
+    channel: EligibleChannel,
+  ): Promise<ItemOutcome> {
     const { runId, correlationId } = context;
     let committed: CommittedItem | null;
     try {
@@ -340,7 +395,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         });
         return;
       case 'terminal':
-        this.logger.error({ msg: 'item-failed-terminal', event: 'item-failed-terminal', ...fields });
+        this.logger.error({
+          msg: 'item-failed-terminal',
+          event: 'item-failed-terminal',
+          ...fields,
+        });
         try {
           await this.alerts.terminalFailure({
             notificationId: row.id,
@@ -352,7 +411,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
             correlationId: context.correlationId,
           });
         } catch (error) {
-          this.logger.error({ msg: 'alert-sink-failed', event: 'alert-sink-failed', ...fields, error: errorText(error) });
+          this.logger.error({
+            msg: 'alert-sink-failed',
+            event: 'alert-sink-failed',
+            ...fields,
+            error: errorText(error),
+          });
         }
         return;
     }
@@ -391,7 +455,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     }));
   }
 
-  private skipped(runId: string, correlationId: string, skipReason: CycleSkipReason, started: number): CycleReport {
+  private skipped(
+    runId: string,
+    correlationId: string,
+    skipReason: CycleSkipReason,
+    started: number,
+  ): CycleReport {
     const finishedAt = this.clock.now();
     const durationMs = Math.round(performance.now() - started);
     return {

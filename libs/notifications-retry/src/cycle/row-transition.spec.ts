@@ -43,7 +43,11 @@ function pendingRow(attempts = 0): ClaimedRowState {
   };
 }
 
-const retriable: AttemptOutcome = { kind: 'retriable', errorCode: 'provider_5xx', errorMessage: 'HTTP 503' };
+const retriable: AttemptOutcome = {
+  kind: 'retriable',
+  errorCode: 'provider_5xx',
+  errorMessage: 'HTTP 503',
+};
 const nonRetriable: AttemptOutcome = {
   kind: 'non-retriable',
   errorCode: 'invalid_address',
@@ -95,7 +99,12 @@ describe('decideTransition', () => {
     ])(
       'Failed row with %p attempts → Failed, attempts %p, next_attempt_at = now + %p ms, no event',
       (attempts, expectedAttempts, delayMs) => {
-        const transition = decideTransition(failedRow(attempts), exponentialChannel, retriable, NOW);
+        const transition = decideTransition(
+          failedRow(attempts),
+          exponentialChannel,
+          retriable,
+          NOW,
+        );
         expect(transition.result).toBe('retried');
         expect(transition.status).toBe(NotificationStatus.Failed);
         expect(transition.attempts).toBe(expectedAttempts);
@@ -179,19 +188,22 @@ describe('decideTransition', () => {
     it.each([
       ['Failed', failedRow(1), 2],
       ['Pending', pendingRow(), 1],
-    ])('%s row → terminal Failed at once, attempt counted, event Failed', (_label, row, expectedAttempts) => {
-      const transition = decideTransition(row, exponentialChannel, nonRetriable, NOW);
-      expect(transition.result).toBe('terminal');
-      expect(transition.status).toBe(NotificationStatus.Failed);
-      expect(transition.attempts).toBe(expectedAttempts);
-      expect(transition.attempts).toBeLessThan(exponentialChannel.maxAttempts);
-      expect(transition.nextAttemptAt).toBeNull();
-      expect(transition.lastErrorCode).toBe('invalid_address');
-      expect(transition.lastErrorMessage).toBe('mailbox does not exist');
-      expect(transition.providerMessageId).toBeNull();
-      expect(transition.sentAt).toBeNull();
-      expect(transition.event).toBe('Failed');
-    });
+    ])(
+      '%s row → terminal Failed at once, attempt counted, event Failed',
+      (_label, row, expectedAttempts) => {
+        const transition = decideTransition(row, exponentialChannel, nonRetriable, NOW);
+        expect(transition.result).toBe('terminal');
+        expect(transition.status).toBe(NotificationStatus.Failed);
+        expect(transition.attempts).toBe(expectedAttempts);
+        expect(transition.attempts).toBeLessThan(exponentialChannel.maxAttempts);
+        expect(transition.nextAttemptAt).toBeNull();
+        expect(transition.lastErrorCode).toBe('invalid_address');
+        expect(transition.lastErrorMessage).toBe('mailbox does not exist');
+        expect(transition.providerMessageId).toBeNull();
+        expect(transition.sentAt).toBeNull();
+        expect(transition.event).toBe('Failed');
+      },
+    );
   });
 
   describe('exhausted (max_attempts was lowered)', () => {
@@ -262,7 +274,12 @@ describe('decideTransition', () => {
 
     it('a Retry-After longer than the backoff is honoured', () => {
       // backoff for the next attempt would be 1000 × 2^(3−1) = 4000
-      const transition = decideTransition(failedRow(2), exponentialChannel, throttled(7_200_000), NOW);
+      const transition = decideTransition(
+        failedRow(2),
+        exponentialChannel,
+        throttled(7_200_000),
+        NOW,
+      );
       expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime() + 7_200_000);
     });
 
@@ -279,10 +296,9 @@ describe('decideTransition', () => {
       expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime());
     });
 
-    // BUG: Math.max(NaN, 0) is NaN, so a NaN retryAfterMs (an adapter that did Number() on an
-    // HTTP-date Retry-After header) becomes an Invalid Date next_attempt_at, and the row's
-    // UPDATE fails. Expected: a valid date at or after now (falling back to the backoff).
-    it.failing('a NaN Retry-After still yields a valid date', () => {
+    // An adapter that ran Number() on an HTTP-date Retry-After header passes NaN; the row must
+    // still get a valid next_attempt_at (the backoff), or its UPDATE would fail.
+    it('a NaN Retry-After still yields a valid date', () => {
       const transition = decideTransition(failedRow(1), fixedChannel, throttled(NaN), NOW);
       expect(Number.isNaN(transition.nextAttemptAt!.getTime())).toBe(false);
       expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime());
@@ -335,8 +351,18 @@ describe('decideTransition', () => {
       { kind: 'sent', providerMessageId: 'p-1' },
       retriable,
       nonRetriable,
-      { kind: 'throttled', retryAfterMs: 1_000, errorCode: 'provider_throttled', errorMessage: '429' },
-      { kind: 'throttled', retryAfterMs: null, errorCode: 'provider_throttled', errorMessage: '429' },
+      {
+        kind: 'throttled',
+        retryAfterMs: 1_000,
+        errorCode: 'provider_throttled',
+        errorMessage: '429',
+      },
+      {
+        kind: 'throttled',
+        retryAfterMs: null,
+        errorCode: 'provider_throttled',
+        errorMessage: '429',
+      },
       { kind: 'interrupted', errorCode: 'worker_interrupted' },
       { kind: 'exhausted' },
     ];
@@ -349,7 +375,8 @@ describe('decideTransition', () => {
           transition.status === NotificationStatus.Sent ||
           (transition.status === NotificationStatus.Failed && transition.nextAttemptAt === null);
         expect(transition.event !== null).toBe(final);
-        if (transition.nextAttemptAt) expect(Number.isNaN(transition.nextAttemptAt.getTime())).toBe(false);
+        if (transition.nextAttemptAt)
+          expect(Number.isNaN(transition.nextAttemptAt.getTime())).toBe(false);
       }
     }
   });

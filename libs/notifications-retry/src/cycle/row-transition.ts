@@ -80,7 +80,12 @@ export function decideTransition(
       };
 
     case 'exhausted':
-      return terminal(keep, row.attempts, 'max_attempts_exhausted', 'attempts already reached the channel maximum');
+      return terminal(
+        keep,
+        row.attempts,
+        'max_attempts_exhausted',
+        'attempts already reached the channel maximum',
+      );
 
     case 'non-retriable':
       return terminal(keep, row.attempts + 1, outcome.errorCode, outcome.errorMessage);
@@ -107,9 +112,11 @@ export function decideTransition(
       // The attempt does not count, and the row keeps its status: a Failed row
       // moves its next_attempt_at, a Pending row its scheduled_at.
       const backoffMs = backoffDelayMs(channel.backoff, Math.max(1, row.attempts + 1));
+      // A usable Retry-After wins; a missing, zero or garbled one (NaN from a date header) falls back to backoff.
+      const retryAfterMs = outcome.kind === 'throttled' ? outcome.retryAfterMs : null;
       const delayMs =
-        outcome.kind === 'throttled' && outcome.retryAfterMs !== null
-          ? Math.max(outcome.retryAfterMs, 0)
+        retryAfterMs !== null && Number.isFinite(retryAfterMs) && retryAfterMs > 0
+          ? retryAfterMs
           : backoffMs;
       const at = later(delayMs);
       return {

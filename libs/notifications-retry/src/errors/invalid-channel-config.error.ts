@@ -1,3 +1,4 @@
+import { describeValue } from './describe-value';
 import { NotificationsRetryError } from './notifications-retry.error';
 
 /**
@@ -14,7 +15,7 @@ export class InvalidChannelConfigError extends NotificationsRetryError {
     readonly requirement: string,
   ) {
     super(
-      `notification_channels row "${channel}": ${column} ${requirement}; got ${JSON.stringify(value) ?? String(value)}`,
+      `notification_channels row "${channel}": ${column} ${requirement}; got ${describeValue(value)}`,
     );
   }
 }

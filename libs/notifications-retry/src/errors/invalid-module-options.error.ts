@@ -1,3 +1,4 @@
+import { describeValue } from './describe-value';
 import { NotificationsRetryError } from './notifications-retry.error';
 
 /** Thrown at start when `NotificationsRetryModule` options are out of range. */
@@ -12,16 +13,5 @@ export class InvalidModuleOptionsError extends NotificationsRetryError {
     super(
       `NotificationsRetryModule option "${option}" ${requirement}; got ${describeValue(value)}`,
     );
-  }
-}
-
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (value === undefined) return 'undefined';
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }

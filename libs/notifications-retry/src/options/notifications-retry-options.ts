@@ -30,5 +30,9 @@ export interface ResolvedNotificationsRetryOptions {
   readonly lockTtlMs: number;
   readonly maxCycleDurationMs: number;
   readonly instanceId: string;
-  readonly stubProviders: { readonly email: boolean; readonly sms: boolean; readonly push: boolean };
+  readonly stubProviders: {
+    readonly email: boolean;
+    readonly sms: boolean;
+    readonly push: boolean;
+  };
 }

@@ -81,7 +81,8 @@ export function resolveOptions(
 
 function booleanOption(name: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new InvalidModuleOptionsError(name, value, 'must be a boolean');
+  if (typeof value !== 'boolean')
+    throw new InvalidModuleOptionsError(name, value, 'must be a boolean');
   return value;
 }
 
@@ -115,7 +116,11 @@ function stubProvidersOption(value: unknown): ResolvedNotificationsRetryOptions[
   const flags = value as Record<string, unknown>;
   for (const name of Object.keys(flags)) {
     if (!['email', 'sms', 'push'].includes(name)) {
-      throw new InvalidModuleOptionsError(`stubProviders.${name}`, flags[name], 'is not a known stub (email, sms, push)');
+      throw new InvalidModuleOptionsError(
+        `stubProviders.${name}`,
+        flags[name],
+        'is not a known stub (email, sms, push)',
+      );
     }
   }
   return {

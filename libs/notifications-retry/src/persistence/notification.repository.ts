@@ -29,7 +29,11 @@ export class NotificationRepository {
    * `notifications_due_idx` per channel, merged by due time: rows of channels
    * not listed are never read, however many of them are due at the head.
    */
-  async findDueCandidates(channels: readonly string[], now: Date, limit: number): Promise<DueCandidate[]> {
+  async findDueCandidates(
+    channels: readonly string[],
+    now: Date,
+    limit: number,
+  ): Promise<DueCandidate[]> {
     if (channels.length === 0 || limit < 1) return [];
     const rows: Array<{ id: string; channel: string; due_at: Date }> = await this.dataSource.query(
       `SELECT c.id, c.channel, c.due_at
@@ -69,7 +73,11 @@ export class NotificationRepository {
       .getOne();
   }
 
-  async applyTransition(manager: EntityManager, id: string, transition: RowTransition): Promise<void> {
+  async applyTransition(
+    manager: EntityManager,
+    id: string,
+    transition: RowTransition,
+  ): Promise<void> {
     await manager.update(
       NotificationEntity,
       { id },

@@ -21,9 +21,12 @@ export interface PersonalValues {
  */
 export function redactPersonalData(text: string, values: PersonalValues = {}): string {
   let safe = text;
-  for (const value of [values.recipientAddress, values.subject, values.body]) {
-    if (value && value.length >= MIN_VERBATIM_LENGTH) safe = safe.split(value).join(REDACTED);
-  }
+  // Longest first: a body often contains the subject or the address, and removing those first
+  // would leave the rest of the body unmatched.
+  const verbatim = [values.recipientAddress, values.subject, values.body]
+    .filter((value): value is string => !!value && value.length >= MIN_VERBATIM_LENGTH)
+    .sort((a, b) => b.length - a.length);
+  for (const value of verbatim) safe = safe.split(value).join(REDACTED);
   safe = safe.replace(EMAIL, REDACTED).replace(LONG_NUMBER, REDACTED);
   return safe.length > MAX_STORED_LENGTH ? `${safe.slice(0, MAX_STORED_LENGTH)}…` : safe;
 }

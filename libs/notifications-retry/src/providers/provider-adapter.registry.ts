@@ -23,7 +23,10 @@ export class ProviderAdapterRegistry implements OnModuleInit {
       const name = wrapper.metatype?.name ?? String(wrapper.token);
       const key = this.discovery.getMetadataByDecorator(NotificationProvider, wrapper);
       if (typeof key !== 'string' || key.trim() === '') {
-        throw new InvalidProviderAdapterError(name, 'needs a non-empty provider key in @NotificationProvider()');
+        throw new InvalidProviderAdapterError(
+          name,
+          'needs a non-empty provider key in @NotificationProvider()',
+        );
       }
       if (!wrapper.isDependencyTreeStatic()) {
         throw new InvalidProviderAdapterError(

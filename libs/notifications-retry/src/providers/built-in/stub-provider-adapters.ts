@@ -34,7 +34,9 @@ abstract class StubProviderAdapter extends ProviderAdapter {
 @Injectable()
 @NotificationProvider('stub-email')
 export class EmailStubProviderAdapter extends StubProviderAdapter {
-  constructor(@Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS) options: ResolvedNotificationsRetryOptions) {
+  constructor(
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS) options: ResolvedNotificationsRetryOptions,
+  ) {
     super('email', options);
   }
 }
@@ -42,7 +44,9 @@ export class EmailStubProviderAdapter extends StubProviderAdapter {
 @Injectable()
 @NotificationProvider('stub-sms')
 export class SmsStubProviderAdapter extends StubProviderAdapter {
-  constructor(@Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS) options: ResolvedNotificationsRetryOptions) {
+  constructor(
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS) options: ResolvedNotificationsRetryOptions,
+  ) {
     super('sms', options);
   }
 }
@@ -50,7 +54,9 @@ export class SmsStubProviderAdapter extends StubProviderAdapter {
 @Injectable()
 @NotificationProvider('stub-push')
 export class PushStubProviderAdapter extends StubProviderAdapter {
-  constructor(@Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS) options: ResolvedNotificationsRetryOptions) {
+  constructor(
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS) options: ResolvedNotificationsRetryOptions,
+  ) {
     super('push', options);
   }
 }
