@@ -1,19 +1,15 @@
 import type { DataSource } from 'typeorm';
-import type { CompletedCycleReport, CycleReport } from '@pin/notifications-retry';
 import {
   insertChannel,
   insertNotification,
   minutesAgo,
   outboxEvents,
   readNotification,
+  resetTables,
 } from './support/fixtures';
+import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
-
-function completed(report: CycleReport): CompletedCycleReport {
-  if (report.status !== 'completed') throw new Error(`cycle was skipped: ${report.skipReason}`);
-  return report;
-}
 
 describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
   let db: TestDatabase;
@@ -35,9 +31,7 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
   });
 
   beforeEach(async () => {
-    await ds.query(
-      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
-    );
+    await resetTables(ds);
     app.provider.calls.length = 0;
     app.logs.entries.length = 0;
     await insertChannel(ds, { key: 'email' });

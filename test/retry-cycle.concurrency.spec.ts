@@ -1,10 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import {
-  DistributedLock,
-  type CompletedCycleReport,
-  type CycleReport,
-  type Lease,
-} from '@pin/notifications-retry';
+import { DistributedLock, type Lease } from '@pin/notifications-retry';
 import { deferred, waitFor } from './support/deferred';
 import {
   insertChannel,
@@ -12,15 +7,12 @@ import {
   minutesAgo,
   outboxEvents,
   readNotification,
+  resetTables,
 } from './support/fixtures';
+import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 import type { DataSource } from 'typeorm';
-
-function completed(report: CycleReport): CompletedCycleReport {
-  if (report.status !== 'completed') throw new Error(`cycle was skipped: ${report.skipReason}`);
-  return report;
-}
 
 /** A lock that never says no: leaves the row locks alone to keep two cycles apart. */
 @Injectable()
@@ -47,9 +39,7 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
 
   afterEach(async () => {
     while (apps.length) await apps.pop()!.close();
-    await ds.query(
-      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
-    );
+    await resetTables(ds);
   });
 
   afterAll(async () => {

@@ -4,8 +4,6 @@ import {
   RetriableDeliveryError,
   ThrottledDeliveryError,
   NOTIFICATION_DISPATCHED_TOPIC,
-  type CompletedCycleReport,
-  type CycleReport,
 } from '@pin/notifications-retry';
 import {
   insertChannel,
@@ -14,14 +12,11 @@ import {
   minutesLater,
   outboxEvents,
   readNotification,
+  resetTables,
 } from './support/fixtures';
+import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
-
-function completed(report: CycleReport): CompletedCycleReport {
-  if (report.status !== 'completed') throw new Error(`cycle was skipped: ${report.skipReason}`);
-  return report;
-}
 
 describe('retry cycle outcomes (real PostgreSQL)', () => {
   let db: TestDatabase;
@@ -40,9 +35,7 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   });
 
   beforeEach(async () => {
-    await ds.query(
-      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
-    );
+    await resetTables(ds);
     app.provider.calls.length = 0;
     app.alerts.alerts.length = 0;
     app.provider.respondWith((message) => ({ providerMessageId: `scripted-${message.id}` }));

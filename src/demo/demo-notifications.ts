@@ -24,6 +24,11 @@ export interface DemoNotification {
 
 const MINUTE = 60_000;
 
+// The demo provider's outcome is a hash of id and attempt, so the ids decide what the
+// first cycle shows. This batch name gives, for e-mail, sent rows, retries, one
+// non-retriable rejection and one row that uses up its last attempt.
+const ID_BATCH = 'demo-batch-1';
+
 // Null is an investor's own notification; the others belong to two client tenants.
 const TENANTS = [null, demoUuid('tenant:northwind-capital'), demoUuid('tenant:harbor-wealth')];
 
@@ -166,7 +171,7 @@ export function buildDemoNotifications(now: Date): DemoNotification[] {
 
 function demoRow(n: number, channel: string, plan: RowPlan, now: Date): DemoNotification {
   const at = (minutes: number): Date => new Date(now.getTime() + minutes * MINUTE);
-  const id = demoUuid(`notification:${n}`);
+  const id = demoUuid(`${ID_BATCH}/notification:${n}`);
   const message = MESSAGES[n % MESSAGES.length];
   const base = {
     id,

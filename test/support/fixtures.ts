@@ -136,3 +136,10 @@ export const minutesAgo = (base: Date, minutes: number): Date =>
   new Date(base.getTime() - minutes * 60_000);
 export const minutesLater = (base: Date, minutes: number): Date =>
   new Date(base.getTime() + minutes * 60_000);
+
+/** Empties every table of the data contract between tests that share a database. */
+export async function resetTables(dataSource: DataSource): Promise<void> {
+  await dataSource.query(
+    'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+  );
+}

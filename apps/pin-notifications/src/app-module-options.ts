@@ -1,0 +1,14 @@
+import type pino from 'pino';
+import type { RetryWorkerOptions } from './config/app-config';
+
+/** What `AppModule.forRoot()` is built from; `main.ts` derives it from the environment. */
+export interface AppModuleOptions {
+  readonly databaseUrl: string;
+  /** Set when this process started the database: called at shutdown, once its pool is closed. */
+  readonly stopDatabase?: () => Promise<void>;
+  readonly retryWorker: RetryWorkerOptions;
+  /** Seed the demo rows at start, register the demo provider and turn the push stub on. */
+  readonly demo: boolean;
+  /** Root logger; default JSON on stdout at level info. */
+  readonly logger?: pino.Logger;
+}

@@ -1,0 +1,50 @@
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import {
+  NotificationsRetryModule,
+  type NotificationsRetryModuleOptions,
+} from '@pin/notifications-retry';
+import type { AppModuleOptions } from './app-module-options';
+import {
+  EmbeddedDatabaseShutdown,
+  STOP_EMBEDDED_DATABASE,
+} from './database/embedded-database-shutdown';
+import { typeOrmOptions } from './database/typeorm-options';
+import { DemoModule } from './demo/demo.module';
+import { HealthModule } from './health/health.module';
+import { loggerParams } from './logging/logger-params';
+import { createRootLogger } from './logging/root-logger';
+
+/** The Pin notifications host: logging, the TypeORM root, the retry worker, /health. */
+@Module({})
+export class AppModule {
+  static forRoot(options: AppModuleOptions): DynamicModule {
+    const retryOptions: NotificationsRetryModuleOptions = options.demo
+      ? // The demo catalog routes push to the built-in stub; without its flag those rows would only wait.
+        {
+          ...options.retryWorker,
+          stubProviders: { ...options.retryWorker.stubProviders, push: true },
+        }
+      : options.retryWorker;
+    const providers: Provider[] = [];
+    if (options.stopDatabase) {
+      providers.push(
+        { provide: STOP_EMBEDDED_DATABASE, useValue: options.stopDatabase },
+        EmbeddedDatabaseShutdown,
+      );
+    }
+
+    return {
+      module: AppModule,
+      imports: [
+        LoggerModule.forRoot(loggerParams(options.logger ?? createRootLogger('info'))),
+        TypeOrmModule.forRoot(typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency)),
+        NotificationsRetryModule.forRoot(retryOptions),
+        HealthModule,
+        ...(options.demo ? [DemoModule] : []),
+      ],
+      providers,
+    };
+  }
+}

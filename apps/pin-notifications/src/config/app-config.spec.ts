@@ -1,0 +1,103 @@
+import { DEFAULT_RETRY_CONCURRENCY, parseAppConfig } from './app-config';
+import { InvalidEnvironmentVariableError } from './invalid-environment-variable.error';
+
+describe('parseAppConfig', () => {
+  it('defaults everything when the environment is empty', () => {
+    expect(parseAppConfig({})).toEqual({
+      port: 3000,
+      databaseUrl: null,
+      retryWorker: {
+        enabled: true,
+        cron: undefined,
+        batchSize: undefined,
+        concurrency: DEFAULT_RETRY_CONCURRENCY,
+        stubProviders: { email: false, sms: false, push: false },
+      },
+      seedDemoData: null,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = parseAppConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgresql://pin:secret@db.internal:5432/pin',
+      RETRY_WORKER_ENABLED: 'false',
+      RETRY_CRON: '*/30 * * * * *',
+      RETRY_BATCH_SIZE: '50',
+      RETRY_CONCURRENCY: '8',
+      STUB_PROVIDERS: ' email , push ',
+      SEED_DEMO_DATA: 'TRUE',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      databaseUrl: 'postgresql://pin:secret@db.internal:5432/pin',
+      retryWorker: {
+        enabled: false,
+        cron: '*/30 * * * * *',
+        batchSize: 50,
+        concurrency: 8,
+        stubProviders: { email: true, sms: false, push: true },
+      },
+      seedDemoData: true,
+      logLevel: 'debug',
+    });
+  });
+
+  it('treats empty variables as unset', () => {
+    const config = parseAppConfig({
+      PORT: '',
+      DATABASE_URL: '  ',
+      SEED_DEMO_DATA: '',
+      STUB_PROVIDERS: '',
+    });
+    expect(config.port).toBe(3000);
+    expect(config.databaseUrl).toBeNull();
+    expect(config.seedDemoData).toBeNull();
+  });
+
+  it.each([
+    ['PORT', 'eighty', '"eighty"'],
+    ['PORT', '70000', '"70000"'],
+    ['RETRY_WORKER_ENABLED', 'yes please', '"yes please"'],
+    ['RETRY_CRON', 'every minute', '"every minute"'],
+    ['RETRY_BATCH_SIZE', '0', '"0"'],
+    ['RETRY_BATCH_SIZE', '1e3', '"1e3"'],
+    ['RETRY_CONCURRENCY', '-2', '"-2"'],
+    ['RETRY_CONCURRENCY', '2.5', '"2.5"'],
+    ['STUB_PROVIDERS', 'email,fax', '"email,fax"'],
+    ['SEED_DEMO_DATA', 'maybe', '"maybe"'],
+    ['LOG_LEVEL', 'loud', '"loud"'],
+  ])('rejects %s=%s, naming the variable and the value', (variable, value, shown) => {
+    const parse = (): unknown => parseAppConfig({ [variable]: value });
+    expect(parse).toThrow(InvalidEnvironmentVariableError);
+    expect(parse).toThrow(`Environment variable ${variable} `);
+    expect(parse).toThrow(`got ${shown}`);
+  });
+
+  it('rejects a non-postgres DATABASE_URL without showing its password', () => {
+    const parse = (): unknown =>
+      parseAppConfig({ DATABASE_URL: 'mysql://root:hunter2@db:3306/pin' });
+    expect(parse).toThrow(
+      'Environment variable DATABASE_URL must be a postgres:// or postgresql:// URL',
+    );
+    expect(parse).toThrow('got a "mysql:" URL');
+    expect(parse).not.toThrow(/hunter2/);
+  });
+
+  it('does not echo a DATABASE_URL that is not a URL at all', () => {
+    const parse = (): unknown => parseAppConfig({ DATABASE_URL: 'pin:hunter2@db/pin' });
+    expect(parse).toThrow(/DATABASE_URL must be a postgres/);
+    expect(parse).not.toThrow(/hunter2/);
+  });
+
+  it('requires DATABASE_URL in production rather than start a throw-away database', () => {
+    expect(() => parseAppConfig({ NODE_ENV: 'production' })).toThrow(
+      /DATABASE_URL is required when NODE_ENV=production/,
+    );
+    expect(
+      parseAppConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db/pin' }).databaseUrl,
+    ).toBe('postgres://db/pin');
+  });
+});
