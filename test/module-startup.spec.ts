@@ -8,6 +8,7 @@ import {
   InsufficientPoolSizeError,
   InvalidModuleOptionsError,
   InvalidProviderAdapterError,
+  MissingProviderAdapterError,
   NotificationProvider,
   NotificationsRetryModule,
   ProviderAdapter,
@@ -17,7 +18,12 @@ import {
   type ResolvedNotificationsRetryOptions,
   type SendResult,
 } from '@pin/notifications-retry';
-import { insertNotification, minutesAgo, readNotification } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  readNotification,
+} from './support/fixtures';
 import { adaptersModule, createRetryTestApp } from './support/retry-test-app';
 import { ScriptedProviderAdapter } from './support/scripted-provider-adapter';
 import {
@@ -182,6 +188,27 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
     await expect(failure).rejects.toThrow(
       /"concurrency" \(8\) needs a database pool of at least 9 connections; the DataSource pool has 8/,
     );
+  });
+
+  it('fails start-up when an enabled channel names a provider key no adapter serves', async () => {
+    await insertChannel(ds, { key: 'telegram', providerKey: 'telegram-bot' });
+    await insertChannel(ds, { key: 'fax', providerKey: 'fax-gateway', isEnabled: false });
+    // A built-in stub with its flag off is served, just switched off: not a start-up error.
+    await insertChannel(ds, { key: 'push', providerKey: 'stub-push' });
+    // Only where the worker runs: instances that import the module with the worker off start fine.
+    await expect(boot({ enabled: false })).resolves.toBeUndefined();
+    const worker = { enabled: true, cron: '0 0 0 1 1 *' };
+    try {
+      const failure = boot(worker);
+      await expect(failure).rejects.toBeInstanceOf(MissingProviderAdapterError);
+      await expect(failure).rejects.toThrow(
+        /^No provider adapter serves "telegram-bot" \(channel "telegram"\): declare/,
+      );
+    } finally {
+      await ds.query(`DELETE FROM notification_channels WHERE key = 'telegram'`);
+    }
+    await expect(boot(worker)).resolves.toBeUndefined();
+    await ds.query('DELETE FROM notification_channels');
   });
 
   it('uses a ChannelCatalog a team provides instead of the table', async () => {

@@ -164,7 +164,7 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     });
     expect((await readNotification(ds, push)).status).toBe('Failed');
     expect(report.excludedChannels).toEqual([
-      { channel: 'push', reason: 'no-provider-adapter', dueRows: 1 },
+      { channel: 'push', reason: 'provider-disabled', dueRows: 1 },
     ]);
   });
 

@@ -21,6 +21,9 @@ class AlwaysGrantedLock extends DistributedLock {
   acquire(key: string, owner: string): Promise<Lease> {
     return Promise.resolve({ key, owner, fencingToken: ++this.token });
   }
+  confirm(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
   release(): Promise<void> {
     return Promise.resolve();
   }

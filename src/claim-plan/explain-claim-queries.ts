@@ -45,7 +45,11 @@ export async function explainClaimQueries(
   let candidateSql: CapturedQuery;
   let lockSql: CapturedQuery;
   try {
-    const candidates = await repository.findDueCandidates(channels, now, batchSize);
+    const candidates = await repository.findDueCandidates(
+      channels.map((channel) => ({ channel, quota: batchSize })),
+      now,
+      batchSize,
+    );
     candidateSql = capture.queries[capture.queries.length - 1];
     if (candidates.length === 0) throw new Error('the fixture has no due rows to claim');
     await dataSource.transaction(async (manager) => {

@@ -10,6 +10,7 @@ export interface ChannelFixture {
   backoffBaseMs?: number | null;
   backoffMaxMs?: number | null;
   backoffMultiplier?: number | null;
+  backoffJitter?: boolean;
   timeoutMs?: number | null;
   rateLimitPerSec?: number | null;
   maxConcurrency?: number | null;
@@ -22,8 +23,8 @@ export async function insertChannel(
   await dataSource.query(
     `INSERT INTO notification_channels
        (key, is_enabled, provider_key, max_attempts, backoff_kind, backoff_base_ms, backoff_max_ms,
-        backoff_multiplier, timeout_ms, rate_limit_per_sec, max_concurrency)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        backoff_multiplier, timeout_ms, rate_limit_per_sec, max_concurrency, backoff_jitter)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       channel.key,
       channel.isEnabled ?? true,
@@ -36,6 +37,7 @@ export async function insertChannel(
       channel.timeoutMs === undefined ? 2_000 : channel.timeoutMs,
       channel.rateLimitPerSec ?? null,
       channel.maxConcurrency ?? null,
+      channel.backoffJitter ?? true,
     ],
   );
 }

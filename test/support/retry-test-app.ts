@@ -6,6 +6,7 @@ import {
   AlertSink,
   Clock,
   NotificationsRetryModule,
+  RandomSource,
   RetryCycleService,
   type NotificationsRetryExtensions,
   type NotificationsRetryModuleOptions,
@@ -13,6 +14,7 @@ import {
 } from '@pin/notifications-retry';
 import { CapturingLogger } from './capturing-logger';
 import { FakeClock } from './fake-clock';
+import { FixedRandomSource } from './fixed-random-source';
 import { ScriptedProviderAdapter } from './scripted-provider-adapter';
 import { dataSourceOptions } from './test-database';
 
@@ -32,6 +34,8 @@ export interface RetryTestAppOptions {
   /** Adapter classes registered the way a team would: in their own module. */
   readonly adapters?: Type[];
   readonly clock?: FakeClock;
+  /** Jitter sample for backoff; default 0.5, the undisturbed delay. */
+  readonly random?: FixedRandomSource;
   readonly poolSize?: number;
 }
 
@@ -40,6 +44,7 @@ export interface RetryTestApp {
   readonly cycles: RetryCycleService;
   readonly dataSource: DataSource;
   readonly clock: FakeClock;
+  readonly random: FixedRandomSource;
   readonly alerts: RecordingAlertSink;
   readonly provider: ScriptedProviderAdapter;
   readonly logs: CapturingLogger;
@@ -54,6 +59,7 @@ export interface RetryTestApp {
 export async function createRetryTestApp(config: RetryTestAppOptions): Promise<RetryTestApp> {
   const clock = config.clock ?? new FakeClock();
   const alerts = new RecordingAlertSink();
+  const random = config.random ?? new FixedRandomSource();
   const builder = Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot(
@@ -71,7 +77,9 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
     .overrideProvider(Clock)
     .useValue(clock)
     .overrideProvider(AlertSink)
-    .useValue(alerts);
+    .useValue(alerts)
+    .overrideProvider(RandomSource)
+    .useValue(random);
   const logs = new CapturingLogger();
   const module = await builder.compile();
   module.useLogger(logs);
@@ -82,6 +90,7 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
     cycles: module.get(RetryCycleService),
     dataSource: module.get(DataSource),
     clock,
+    random,
     alerts,
     logs,
     provider: adapters.includes(ScriptedProviderAdapter)

@@ -3,6 +3,7 @@
 export { NotificationsRetryModule } from './notifications-retry.module';
 export type { NotificationsRetryExtensions } from './notifications-retry.module-definition';
 export type {
+  CircuitBreakerOptions,
   NotificationsRetryModuleOptions,
   ResolvedNotificationsRetryOptions,
 } from './options/notifications-retry-options';
@@ -35,11 +36,14 @@ export { IN_APP_PROVIDER_KEY } from './providers/built-in/in-app.provider-adapte
 
 export { ChannelCatalog } from './channels/channel-catalog';
 export type { ChannelConfig } from './channels/channel-config';
-export { backoffDelayMs, type RetryBackoff } from './channels/retry-backoff';
+export { backoffDelayMs, BACKOFF_JITTER_RATIO, type RetryBackoff } from './channels/retry-backoff';
 
 export { DistributedLock } from './locking/distributed-lock';
 export type { Lease } from './locking/lease';
 export { Clock, SystemClock } from './clock/clock';
+export { RandomSource, MathRandomSource } from './clock/random-source';
+export { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';
+export type { CircuitState } from './circuit/circuit-state';
 export { AlertSink } from './alerts/alert-sink';
 export type { TerminalFailureAlert } from './alerts/terminal-failure-alert';
 
@@ -63,3 +67,9 @@ export { InvalidChannelConfigError } from './errors/invalid-channel-config.error
 export { DuplicateProviderKeyError } from './errors/duplicate-provider-key.error';
 export { InvalidProviderAdapterError } from './errors/invalid-provider-adapter.error';
 export { InsufficientPoolSizeError } from './errors/insufficient-pool-size.error';
+export { MissingProviderAdapterError } from './errors/missing-provider-adapter.error';
+
+export { WebhookProviderAdapter } from './providers/webhook/webhook-provider-adapter';
+export type { WebhookProviderOptions } from './providers/webhook/webhook-provider-options';
+export type { WebhookPayload } from './providers/webhook/webhook-payload';
+export { parseRetryAfterMs } from './providers/webhook/parse-retry-after';

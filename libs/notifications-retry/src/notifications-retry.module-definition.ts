@@ -2,6 +2,7 @@ import { ConfigurableModuleBuilder, type Provider, type Type } from '@nestjs/com
 import { AlertSink } from './alerts/alert-sink';
 import { ChannelCatalog } from './channels/channel-catalog';
 import { Clock } from './clock/clock';
+import { RandomSource } from './clock/random-source';
 import { DistributedLock } from './locking/distributed-lock';
 import type { NotificationsRetryModuleOptions } from './options/notifications-retry-options';
 
@@ -14,6 +15,7 @@ export interface NotificationsRetryExtensions {
   channelCatalog?: Type<ChannelCatalog>;
   distributedLock?: Type<DistributedLock>;
   clock?: Type<Clock>;
+  randomSource?: Type<RandomSource>;
   alertSink?: Type<AlertSink>;
 }
 
@@ -50,6 +52,8 @@ function extensionProviders(extensions: NotificationsRetryExtensions): Provider[
   if (extensions.distributedLock)
     providers.push({ provide: DistributedLock, useClass: extensions.distributedLock });
   if (extensions.clock) providers.push({ provide: Clock, useClass: extensions.clock });
+  if (extensions.randomSource)
+    providers.push({ provide: RandomSource, useClass: extensions.randomSource });
   if (extensions.alertSink) providers.push({ provide: AlertSink, useClass: extensions.alertSink });
   return providers;
 }

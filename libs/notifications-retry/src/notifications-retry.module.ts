@@ -4,7 +4,9 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { AlertSink, LoggingAlertSink } from './alerts/alert-sink';
 import { ChannelCatalog } from './channels/channel-catalog';
 import { TypeOrmChannelCatalog } from './channels/typeorm-channel-catalog';
+import { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';
 import { Clock, SystemClock } from './clock/clock';
+import { MathRandomSource, RandomSource } from './clock/random-source';
 import { RetryCycleScheduler } from './cycle/retry-cycle.scheduler';
 import { RetryCycleService } from './cycle/retry-cycle.service';
 import { DistributedLock } from './locking/distributed-lock';
@@ -40,10 +42,12 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
       inject: [NOTIFICATIONS_RETRY_MODULE_OPTIONS],
     },
     { provide: Clock, useClass: SystemClock },
+    { provide: RandomSource, useClass: MathRandomSource },
     { provide: ChannelCatalog, useClass: TypeOrmChannelCatalog },
     { provide: DistributedLock, useClass: PostgresDistributedLock },
     { provide: AlertSink, useClass: LoggingAlertSink },
     ProviderAdapterRegistry,
+    ProviderCircuitBreakers,
     NotificationRepository,
     OutboxWriter,
     RetryCycleService,
@@ -53,6 +57,6 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     SmsStubProviderAdapter,
     PushStubProviderAdapter,
   ],
-  exports: [RetryCycleService, RESOLVED_NOTIFICATIONS_RETRY_OPTIONS],
+  exports: [RetryCycleService, ProviderCircuitBreakers, RESOLVED_NOTIFICATIONS_RETRY_OPTIONS],
 })
 export class NotificationsRetryModule extends ConfigurableNotificationsRetryModule {}

@@ -56,21 +56,27 @@ describe('parseChannelRow', () => {
         isEnabled: true,
         providerKey: 'sendgrid',
         maxAttempts: 5,
-        backoff: { kind: 'Exponential', baseMs: 1_000, maxMs: 600_000, multiplier: 2.5 },
+        backoff: {
+          kind: 'Exponential',
+          baseMs: 1_000,
+          maxMs: 600_000,
+          multiplier: 2.5,
+          jitter: true,
+        },
         timeoutMs: 10_000,
         rateLimitPerSec: 50,
         maxConcurrency: 8,
       });
     });
 
-    it('maps a Fixed row and ignores the exponential-only columns', () => {
-      const config = parseChannelRow(fixedRow({ backoffMaxMs: 1, backoffMultiplier: 0 }));
+    it('maps a Fixed row and ignores the multiplier', () => {
+      const config = parseChannelRow(fixedRow({ backoffMultiplier: 0 }));
       expect(config).toEqual({
         key: 'sms',
         isEnabled: false,
         providerKey: 'twilio',
         maxAttempts: 3,
-        backoff: { kind: 'Fixed', baseMs: 30_000 },
+        backoff: { kind: 'Fixed', baseMs: 30_000, maxMs: null, jitter: true },
         timeoutMs: 5_000,
         rateLimitPerSec: null,
         maxConcurrency: null,
@@ -90,7 +96,13 @@ describe('parseChannelRow', () => {
         }),
       );
       expect(config.maxAttempts).toBe(1);
-      expect(config.backoff).toEqual({ kind: 'Exponential', baseMs: 0, maxMs: 0, multiplier: 1 });
+      expect(config.backoff).toEqual({
+        kind: 'Exponential',
+        baseMs: 0,
+        maxMs: 0,
+        multiplier: 1,
+        jitter: true,
+      });
       expect(config.timeoutMs).toBe(1);
       expect(config.rateLimitPerSec).toBe(0.5);
       expect(config.maxConcurrency).toBe(1);
@@ -104,7 +116,23 @@ describe('parseChannelRow', () => {
         baseMs: 5_000,
         maxMs: 5_000,
         multiplier: 2.5,
+        jitter: true,
       });
+    });
+
+    it('keeps jitter on unless the row turns it off', () => {
+      expect(parseChannelRow(exponentialRow({ backoffJitter: null })).backoff.jitter).toBe(true);
+      expect(parseChannelRow(exponentialRow({ backoffJitter: false })).backoff.jitter).toBe(false);
+      expect(parseChannelRow(fixedRow({ backoffJitter: false })).backoff.jitter).toBe(false);
+    });
+
+    it('takes backoff_max_ms of a Fixed row as a cap, refusing one below the base', () => {
+      expect(parseChannelRow(fixedRow({ backoffMaxMs: 40_000 })).backoff).toMatchObject({
+        maxMs: 40_000,
+      });
+      expect(() => parseChannelRow(fixedRow({ backoffMaxMs: 1 }))).toThrow(
+        /backoff_max_ms must be null or an integer ≥ backoff_base_ms \(30000\); got 1/,
+      );
     });
 
     it('trims the provider key', () => {

@@ -12,6 +12,8 @@ export interface ChannelRow {
   backoffBaseMs: number | null;
   backoffMaxMs: number | null;
   backoffMultiplier: number | null;
+  /** Null or absent: jitter on, the default. */
+  backoffJitter?: boolean | null;
   timeoutMs: number | null;
   rateLimitPerSec: number | null;
   maxConcurrency: number | null;
@@ -41,11 +43,17 @@ export function parseChannelRow(row: ChannelRow): ChannelConfig {
     fail('backoff_base_ms', baseMs, 'must be an integer ≥ 0');
   }
 
+  const jitter = row.backoffJitter ?? true;
   let backoff: RetryBackoff;
   switch (row.backoffKind) {
-    case 'Fixed':
-      backoff = { kind: 'Fixed', baseMs: baseMs as number };
+    case 'Fixed': {
+      const maxMs = row.backoffMaxMs;
+      if (maxMs !== null && (!isInteger(maxMs) || maxMs < (baseMs as number))) {
+        fail('backoff_max_ms', maxMs, `must be null or an integer ≥ backoff_base_ms (${baseMs})`);
+      }
+      backoff = { kind: 'Fixed', baseMs: baseMs as number, maxMs, jitter };
       break;
+    }
     case 'Exponential': {
       const maxMs = row.backoffMaxMs;
       if (!isInteger(maxMs) || maxMs < (baseMs as number)) {
@@ -60,6 +68,7 @@ export function parseChannelRow(row: ChannelRow): ChannelConfig {
         baseMs: baseMs as number,
         maxMs: maxMs as number,
         multiplier: multiplier as number,
+        jitter,
       };
       break;
     }

@@ -6,6 +6,14 @@ import type { AttemptOutcome } from './attempt-outcome';
 
 class ProviderTimeout extends Error {}
 
+// Codes go to last_error_code, events, alerts and metric labels: short identifiers only.
+const ERROR_CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/** An adapter's error code if it is a plain identifier; anything else (an address in a code) is replaced. */
+function safeCode(code: string, fallback: string): string {
+  return ERROR_CODE.test(code) ? code : fallback;
+}
+
 /**
  * Calls the adapter once and classifies what happened. Never throws: an adapter
  * that throws a non-Error, resolves without a message id, or never settles is a
@@ -80,14 +88,14 @@ function classifyFailure(error: unknown, message: OutgoingNotification): Attempt
     return {
       kind: 'throttled',
       retryAfterMs: error.retryAfterMs,
-      errorCode: error.code,
+      errorCode: safeCode(error.code, 'provider_throttled'),
       errorMessage: safe(error.message),
     };
   }
   if (error instanceof DeliveryError) {
     return {
       kind: error.retriable ? 'retriable' : 'non-retriable',
-      errorCode: error.code,
+      errorCode: safeCode(error.code, error.retriable ? 'provider_error' : 'provider_rejected'),
       errorMessage: safe(error.message),
     };
   }

@@ -2,11 +2,18 @@
 export type CycleSkipReason = 'lease-held' | 'already-running' | 'cancelled';
 
 /** Why a cycle that ran stopped claiming rows. */
-export type CycleStopReason = 'batch-full' | 'no-more-due' | 'deadline' | 'cancelled';
+export type CycleStopReason =
+  'batch-full' | 'no-more-due' | 'deadline' | 'cancelled' | 'lease-lost';
 
 /** Why a channel's due rows were left out of the claim. */
 export type ChannelExclusionReason =
-  'disabled' | 'not-configured' | 'no-provider-adapter' | 'timeout-exceeds-lease';
+  | 'disabled'
+  | 'not-configured'
+  | 'no-provider-adapter'
+  /** The adapter exists but its feature flag is off. */
+  | 'provider-disabled'
+  | 'circuit-open'
+  | 'timeout-exceeds-lease';
 
 export interface ExcludedChannel {
   readonly channel: string;
@@ -24,7 +31,10 @@ export interface CycleCounts {
   readonly terminal: number;
   /** Throttled or interrupted: rescheduled without using an attempt. */
   readonly deferred: number;
-  /** Candidates another worker held, or that stopped being due before we locked them. */
+  /**
+   * Candidates left as they were: held by another worker, no longer due when
+   * we locked them, or their provider's circuit opened during the cycle.
+   */
   readonly skipped: number;
   /** Units of work that failed to commit (database error); their rows stay due. */
   readonly errors: number;

@@ -29,11 +29,13 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
     private readonly registry: SchedulerRegistry,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.options.enabled) {
       this.logger.log({ msg: 'retry-worker-disabled', event: 'retry-worker-disabled' });
       return;
     }
+    // Only where the worker runs: instances that merely import the module must not fail on a table row.
+    await this.cycles.assertProvidersServeEnabledChannels();
     this.job = CronJob.from({
       cronTime: this.options.cron,
       timeZone: 'UTC',

@@ -11,8 +11,12 @@ import { DataSource } from 'typeorm';
 import { AlertSink } from '../alerts/alert-sink';
 import { ChannelCatalog } from '../channels/channel-catalog';
 import type { ChannelConfig } from '../channels/channel-config';
+import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import { Clock } from '../clock/clock';
+import { RandomSource } from '../clock/random-source';
 import { InsufficientPoolSizeError } from '../errors/insufficient-pool-size.error';
+import { LeaseLostError } from '../errors/lease-lost.error';
+import { MissingProviderAdapterError } from '../errors/missing-provider-adapter.error';
 import { DistributedLock } from '../locking/distributed-lock';
 import type { Lease } from '../locking/lease';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
@@ -20,10 +24,15 @@ import type { ResolvedNotificationsRetryOptions } from '../options/notifications
 import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import type { NotificationEntity } from '../persistence/notification.entity';
-import { NotificationRepository, type DueCandidate } from '../persistence/notification.repository';
+import {
+  NotificationRepository,
+  type ChannelQuota,
+  type DueCandidate,
+} from '../persistence/notification.repository';
 import type { ProviderAdapter } from '../providers/provider-adapter';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { attemptDelivery } from './attempt-delivery';
+import { ChannelPacer } from './channel-pacer';
 import type { AttemptOutcome } from './attempt-outcome';
 import type {
   ChannelExclusionReason,
@@ -32,6 +41,7 @@ import type {
   CycleStopReason,
   ExcludedChannel,
 } from './cycle-report';
+import { DispatchQueue } from './dispatch-queue';
 import {
   decideTransition,
   isAllowedTransition,
@@ -58,9 +68,11 @@ interface CycleContext {
   readonly correlationId: string;
   readonly now: Date;
   readonly lease: Lease;
+  /** Cuts provider calls in flight: shutdown grace over, or the lease lost. */
+  readonly interrupt: AbortController;
 }
 
-type ItemOutcome = ItemResult | 'skipped' | 'error';
+type ItemOutcome = ItemResult | 'skipped' | 'error' | 'lease-lost';
 
 /** A row's committed change, reported after COMMIT. */
 interface CommittedItem {
@@ -70,6 +82,8 @@ interface CommittedItem {
 }
 
 const DEFAULT_PG_POOL_SIZE = 10;
+/** Room after the slowest possible call for its UPDATE, INSERT and COMMIT inside the lease. */
+const LEASE_SAFETY_MARGIN_MS = 5_000;
 
 /**
  * One retry cycle: lease → channels → claim and process due rows, each in its
@@ -79,7 +93,12 @@ const DEFAULT_PG_POOL_SIZE = 10;
 @Injectable()
 export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('NotificationsRetryCycle');
+  /** Stops claiming new rows. */
   private readonly shutdown = new AbortController();
+  /** Cuts provider calls still in flight once the shutdown grace period is over. */
+  private readonly hardStop = new AbortController();
+  // Rate limits span cycles: a cycle right after a busy one gets no fresh burst.
+  private readonly pacer = new ChannelPacer();
   private running: Promise<CycleReport> | null = null;
 
   constructor(
@@ -93,6 +112,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly outbox: OutboxWriter,
     private readonly clock: Clock,
     private readonly alerts: AlertSink,
+    private readonly circuits: ProviderCircuitBreakers,
+    private readonly random: RandomSource,
   ) {}
 
   onModuleInit(): void {
@@ -109,10 +130,37 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     }
   }
 
-  /** Waits for the cycle in flight to reach an item boundary, so nothing is left half-written. */
+  /**
+   * An enabled channel whose provider key no adapter serves is a deployment
+   * mistake (a missing module, a typo in the table): the scheduler calls this
+   * before it starts, so start-up fails instead of those rows silently waiting.
+   * A registered adapter whose feature flag is off is fine.
+   */
+  async assertProvidersServeEnabledChannels(): Promise<void> {
+    const missing = (await this.catalog.getChannels())
+      .filter((channel) => channel.isEnabled && !this.adapters.has(channel.providerKey))
+      .map((channel) => ({ channel: channel.key, providerKey: channel.providerKey }));
+    if (missing.length > 0) throw new MissingProviderAdapterError(missing);
+  }
+
+  /**
+   * Stops claiming at once, lets provider calls in flight finish for
+   * `shutdownGraceMs`, then cuts them (their rows are rescheduled without using
+   * an attempt). Returns when every unit of work is committed or rolled back,
+   * before the DataSource closes.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.shutdown.abort(new Error('application shutdown'));
-    await this.running?.catch(() => undefined);
+    if (!this.running) return;
+    const grace = setTimeout(
+      () => this.hardStop.abort(new Error('shutdown grace period over')),
+      this.options.shutdownGraceMs,
+    );
+    try {
+      await this.running.catch(() => undefined);
+    } finally {
+      clearTimeout(grace);
+    }
   }
 
   /** True while a cycle of this instance is running. */
@@ -175,7 +223,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
 
     try {
       const now = options.now ?? this.clock.now();
-      const context: CycleContext = { runId, correlationId, now, lease };
+      const interrupt = new AbortController();
+      const onHardStop = (): void => interrupt.abort(this.hardStop.signal.reason);
+      if (this.hardStop.signal.aborted) onHardStop();
+      this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
+      const context: CycleContext = { runId, correlationId, now, lease, interrupt };
       this.logger.log({
         msg: 'retry-cycle-started',
         event: 'retry-cycle-started',
@@ -184,7 +236,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         fencingToken: lease.fencingToken,
         now: now.toISOString(),
       });
-      return await this.claimAndProcess(context, stop, started);
+      try {
+        return await this.claimAndProcess(context, stop, started);
+      } finally {
+        this.hardStop.signal.removeEventListener('abort', onHardStop);
+      }
     } finally {
       await this.lock.release(lease).catch((error: unknown) => {
         this.logger.error({
@@ -219,7 +275,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     }
 
     const candidates = await this.notifications.findDueCandidates(
-      [...eligible.keys()],
+      this.quotas(eligible),
       now,
       this.options.batchSize,
     );
@@ -234,28 +290,66 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     };
     let maxLagMs = 0;
     let stopReason: CycleStopReason | null = null;
-    let next = 0;
-
-    const slot = async (): Promise<void> => {
-      for (;;) {
-        if (stop.aborted) stopReason ??= 'cancelled';
-        else if (performance.now() >= deadline) stopReason ??= 'deadline';
-        if (stopReason || next >= candidates.length) return;
-        const candidate = candidates[next++];
-        const channel = eligible.get(candidate.channel) as EligibleChannel;
-        const outcome = await this.processItem(context, candidate, channel);
-        if (outcome === 'skipped') counts.skipped++;
-        else if (outcome === 'error') counts.errors++;
-        else {
-          counts.processed++;
-          counts[outcome]++;
-          maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
-        }
-      }
-    };
-    await Promise.all(
-      Array.from({ length: Math.min(this.options.concurrency, candidates.length) }, slot),
+    const queue = new DispatchQueue(
+      candidates,
+      new Map([...eligible].map(([key, channel]) => [key, channel.config])),
+      this.pacer,
+      (providerKey) => this.circuits.state(providerKey),
     );
+    const inFlight = new Set<Promise<void>>();
+
+    for (;;) {
+      if (stopReason) break;
+      if (stop.aborted) stopReason = 'cancelled';
+      else if (performance.now() >= deadline) stopReason = 'deadline';
+      if (stopReason) break;
+      if (inFlight.size >= this.options.concurrency) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      const decision = queue.next(performance.now());
+      if (decision.kind === 'drained') break;
+      if (decision.kind === 'wait') {
+        // Only a completion can unblock the remaining channels, and nothing is in flight: they
+        // cannot be served in this cycle.
+        if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
+        await Promise.race([
+          ...inFlight,
+          pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
+        ]);
+        continue;
+      }
+      const { candidate } = decision;
+      const task = this.processItem(
+        context,
+        candidate,
+        eligible.get(candidate.channel) as EligibleChannel,
+      )
+        .then((outcome) => {
+          if (outcome === 'skipped') counts.skipped++;
+          else if (outcome === 'error') counts.errors++;
+          else if (outcome === 'lease-lost') {
+            // Another instance owns the cycle now: write nothing more, stop the calls in flight.
+            counts.skipped++;
+            stopReason = 'lease-lost';
+            context.interrupt.abort(
+              new LeaseLostError(context.lease.key, context.lease.fencingToken),
+            );
+          } else {
+            counts.processed++;
+            counts[outcome]++;
+            maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
+          }
+        })
+        .finally(() => {
+          queue.done(candidate);
+          inFlight.delete(task);
+        });
+      inFlight.add(task);
+    }
+    // Cooperative stop: every row already handed out finishes its unit of work.
+    await Promise.all(inFlight);
+    counts.skipped += queue.dropped;
     stopReason ??= candidates.length >= this.options.batchSize ? 'batch-full' : 'no-more-due';
 
     const finishedAt = this.clock.now();
@@ -301,23 +395,36 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         const outcome: AttemptOutcome =
           row.attempts >= channel.config.maxAttempts
             ? { kind: 'exhausted' }
-            : await attemptDelivery(
-                channel.adapter,
-                {
-                  id: row.id,
-                  tenantId: row.tenantId,
-                  channel: row.channel,
-                  recipientAddress: row.recipientAddress,
-                  subject: row.subject,
-                  body: row.body,
-                  attempts: row.attempts,
-                },
-                channel.config.timeoutMs,
-              );
+            : await this.circuits.call(channel.config.providerKey, async () => {
+                await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
+                return attemptDelivery(
+                  channel.adapter,
+                  {
+                    id: row.id,
+                    tenantId: row.tenantId,
+                    channel: row.channel,
+                    recipientAddress: row.recipientAddress,
+                    subject: row.subject,
+                    body: row.body,
+                    attempts: row.attempts,
+                  },
+                  channel.config.timeoutMs,
+                  context.interrupt.signal,
+                );
+              });
         const processedAt = this.clock.now();
-        const transition = decideTransition(row, channel.config, outcome, processedAt);
+        const transition = decideTransition(
+          row,
+          channel.config,
+          outcome,
+          processedAt,
+          this.random.next(),
+        );
         if (!isAllowedTransition(row.status, transition.status)) {
           throw new Error(`transition ${row.status} → ${transition.status} violates INV-NTF-5`);
+        }
+        if (!(await this.lock.confirm(context.lease, manager))) {
+          throw new LeaseLostError(context.lease.key, context.lease.fencingToken);
         }
         await this.notifications.applyTransition(manager, row.id, transition);
         if (transition.event) {
@@ -342,6 +449,17 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       });
     } catch (error) {
       // Rolled back: the row is due again for the next cycle.
+      if (error instanceof LeaseLostError) {
+        this.logger.warn({
+          msg: 'lease-lost',
+          event: 'lease-lost',
+          runId,
+          correlationId,
+          notificationId: candidate.id,
+          fencingToken: context.lease.fencingToken,
+        });
+        return 'lease-lost';
+      }
       this.logger.error({
         msg: 'item-error',
         event: 'item-error',
@@ -430,16 +548,38 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     const eligible = new Map<string, EligibleChannel>();
     const excluded = new Map<string, ChannelExclusionReason>();
     // A call started just before the deadline may run for a whole timeout; it must end inside the lease.
-    const maxTimeoutMs = this.options.lockTtlMs - this.options.maxCycleDurationMs;
+    const maxTimeoutMs =
+      this.options.lockTtlMs - this.options.maxCycleDurationMs - LEASE_SAFETY_MARGIN_MS;
     for (const config of await this.catalog.getChannels()) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const adapter = this.adapters.get(config.providerKey);
       if (!config.isEnabled) excluded.set(config.key, 'disabled');
-      else if (!adapter) excluded.set(config.key, 'no-provider-adapter');
+      else if (!this.adapters.has(config.providerKey))
+        excluded.set(config.key, 'no-provider-adapter');
+      else if (!adapter) excluded.set(config.key, 'provider-disabled');
+      else if (this.circuits.state(config.providerKey) === 'open')
+        excluded.set(config.key, 'circuit-open');
       else if (config.timeoutMs > maxTimeoutMs) excluded.set(config.key, 'timeout-exceeds-lease');
       else eligible.set(config.key, { config, adapter });
     }
     return { eligible, excluded };
+  }
+
+  /**
+   * A rate-limited channel gets no more candidates than it can send before the
+   * deadline, so its backlog cannot fill the batch and starve the others.
+   */
+  private quotas(eligible: Map<string, EligibleChannel>): ChannelQuota[] {
+    return [...eligible.values()].map(({ config }) => ({
+      channel: config.key,
+      quota:
+        config.rateLimitPerSec === null
+          ? this.options.batchSize
+          : Math.max(
+              1,
+              Math.ceil((config.rateLimitPerSec * this.options.maxCycleDurationMs) / 1000),
+            ),
+    }));
   }
 
   private async countExcluded(
@@ -473,6 +613,20 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       durationMs,
     };
   }
+}
+
+/** Resolves after `ms`, or at once when the cycle is told to stop. */
+function pause(ms: number, stop: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (stop.aborted || ms <= 0) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    stop.addEventListener('abort', done, { once: true });
+  });
 }
 
 function errorText(error: unknown): string {

@@ -42,14 +42,16 @@ export function isAllowedTransition(from: NotificationStatus, to: NotificationSt
 }
 
 /**
- * Decides what a claimed row becomes. Pure: `now` and the outcome are inputs.
- * Only due rows are claimed, so `row.status` is Pending or Failed.
+ * Decides what a claimed row becomes. Pure: `now`, the outcome and the jitter
+ * sample (uniform in [0, 1], 0.5 = no jitter) are inputs. Only due rows are
+ * claimed, so `row.status` is Pending or Failed.
  */
 export function decideTransition(
   row: ClaimedRowState,
   channel: ChannelConfig,
   outcome: AttemptOutcome,
   now: Date,
+  jitterSample = 0.5,
 ): RowTransition {
   if (row.status === NotificationStatus.Sent) {
     throw new Error('A Sent notification is never processed again');
@@ -100,7 +102,7 @@ export function decideTransition(
         result: 'retried',
         status: NotificationStatus.Failed,
         attempts,
-        nextAttemptAt: later(backoffDelayMs(channel.backoff, attempts)),
+        nextAttemptAt: later(backoffDelayMs(channel.backoff, attempts, jitterSample)),
         lastErrorCode: outcome.errorCode,
         lastErrorMessage: outcome.errorMessage,
         event: null,
@@ -111,7 +113,11 @@ export function decideTransition(
     case 'interrupted': {
       // The attempt does not count, and the row keeps its status: a Failed row
       // moves its next_attempt_at, a Pending row its scheduled_at.
-      const backoffMs = backoffDelayMs(channel.backoff, Math.max(1, row.attempts + 1));
+      const backoffMs = backoffDelayMs(
+        channel.backoff,
+        Math.max(1, row.attempts + 1),
+        jitterSample,
+      );
       // A usable Retry-After wins; a missing, zero or garbled one (NaN from a date header) falls back to backoff.
       const retryAfterMs = outcome.kind === 'throttled' ? outcome.retryAfterMs : null;
       const delayMs =

@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import type { Lease } from './lease';
 
 /**
@@ -8,6 +9,14 @@ import type { Lease } from './lease';
 export abstract class DistributedLock {
   /** A lease, or null when another owner holds an unexpired one. */
   abstract acquire(key: string, owner: string, ttlMs: number): Promise<Lease | null>;
+
+  /**
+   * The fence: called inside each row's transaction, just before its outcome is
+   * written. False means the lease expired or was taken over, and the row's
+   * transaction is rolled back. The default checks in that same transaction and
+   * holds a share lock on the lease until it commits, so a takeover waits for it.
+   */
+  abstract confirm(lease: Lease, manager: EntityManager): Promise<boolean>;
 
   /** Releases the lease if it is still this one; a no-op once someone else took over. */
   abstract release(lease: Lease): Promise<void>;

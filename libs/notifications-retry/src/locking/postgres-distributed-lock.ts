@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { DistributedLock } from './distributed-lock';
 import type { Lease } from './lease';
 
@@ -29,6 +29,16 @@ export class PostgresDistributedLock extends DistributedLock {
     );
     const row = rows[0];
     return row ? { key, owner, fencingToken: Number(row.fencing_token) } : null;
+  }
+
+  async confirm(lease: Lease, manager: EntityManager): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM distributed_locks
+        WHERE key = $1 AND owner = $2 AND fencing_token = $3 AND expires_at > now()
+          FOR SHARE`,
+      [lease.key, lease.owner, lease.fencingToken],
+    );
+    return rows.length === 1;
   }
 
   async release(lease: Lease): Promise<void> {

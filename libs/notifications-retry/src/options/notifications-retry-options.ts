@@ -14,10 +14,32 @@ export interface NotificationsRetryModuleOptions {
   lockTtlMs?: number;
   /** No row is claimed after this long into a cycle. Default 45 000. */
   maxCycleDurationMs?: number;
+  /**
+   * On application shutdown, how long provider calls in flight may still finish
+   * before they are cut off (their rows are then rescheduled without using an
+   * attempt). Keep it, plus a few seconds, under the platform's termination
+   * grace period. Default 10 000.
+   */
+  shutdownGraceMs?: number;
   /** Lease owner name of this instance. Default host name, pid and a random suffix. */
   instanceId?: string;
   /** Feature flags of the built-in stub adapters for external channels. All off by default. */
   stubProviders?: { email?: boolean; sms?: boolean; push?: boolean };
+  /** Per-provider circuit breaker (opossum). */
+  circuitBreaker?: CircuitBreakerOptions;
+}
+
+export interface CircuitBreakerOptions {
+  /** Default true. */
+  enabled?: boolean;
+  /** Failure rate (%) over the rolling window that opens the circuit. Default 50. */
+  errorThresholdPercentage?: number;
+  /** Calls in the window before the rate is judged at all. Default 10. */
+  volumeThreshold?: number;
+  /** How long an open circuit waits before letting one probe through. Default 60 000. */
+  resetTimeoutMs?: number;
+  /** The rolling window the failure rate is computed over. Default 120 000. */
+  rollingWindowMs?: number;
 }
 
 /** The options after defaults and validation. */
@@ -29,10 +51,12 @@ export interface ResolvedNotificationsRetryOptions {
   readonly lockKey: string;
   readonly lockTtlMs: number;
   readonly maxCycleDurationMs: number;
+  readonly shutdownGraceMs: number;
   readonly instanceId: string;
   readonly stubProviders: {
     readonly email: boolean;
     readonly sms: boolean;
     readonly push: boolean;
   };
+  readonly circuitBreaker: Readonly<Required<CircuitBreakerOptions>>;
 }

@@ -83,6 +83,7 @@ describe('resolveOptions', () => {
         maxCycleDurationMs: 10_000,
         instanceId: 'worker-a',
         stubProviders: { email: true, push: false },
+        circuitBreaker: { enabled: false, volumeThreshold: 3, resetTimeoutMs: 5_000 },
       });
       expect(options).toEqual({
         enabled: false,
@@ -93,7 +94,15 @@ describe('resolveOptions', () => {
         lockTtlMs: 20_000,
         maxCycleDurationMs: 10_000,
         instanceId: 'worker-a',
+        shutdownGraceMs: 10_000,
         stubProviders: { email: true, sms: false, push: false },
+        circuitBreaker: {
+          enabled: false,
+          errorThresholdPercentage: 50,
+          volumeThreshold: 3,
+          resetTimeoutMs: 5_000,
+          rollingWindowMs: 120_000,
+        },
       });
     });
 
@@ -288,6 +297,30 @@ describe('resolveOptions', () => {
     // JSON.stringify prints NaN and Infinity as "null", which misleads whoever reads the message.
     it('shows NaN as NaN in the message, not as null', () => {
       expect(optionsError({ batchSize: NaN }).message).toContain('got NaN');
+    });
+  });
+});
+
+describe('resolveOptions circuitBreaker', () => {
+  it.each([
+    [{ errorThresholdPercentage: 0 }, 'circuitBreaker.errorThresholdPercentage', '0'],
+    [{ volumeThreshold: 1.5 }, 'circuitBreaker.volumeThreshold', '1.5'],
+    [{ resetTimeoutMs: -1 }, 'circuitBreaker.resetTimeoutMs', '-1'],
+    [{ enabled: 'yes' }, 'circuitBreaker.enabled', '"yes"'],
+    [{ threshold: 5 }, 'circuitBreaker.threshold', '5'],
+  ])('refuses %j, naming the option and the value', (circuitBreaker, option, shown) => {
+    expect(() => resolveOptions({ circuitBreaker } as never)).toThrow(InvalidModuleOptionsError);
+    expect(() => resolveOptions({ circuitBreaker } as never)).toThrow(`"${option}"`);
+    expect(() => resolveOptions({ circuitBreaker } as never)).toThrow(`got ${shown}`);
+  });
+
+  it('is on by default with the documented thresholds', () => {
+    expect(resolveOptions({}).circuitBreaker).toEqual({
+      enabled: true,
+      errorThresholdPercentage: 50,
+      volumeThreshold: 10,
+      resetTimeoutMs: 60_000,
+      rollingWindowMs: 120_000,
     });
   });
 });

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { validateCronExpression } from 'cron';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import type {
+  CircuitBreakerOptions,
   NotificationsRetryModuleOptions,
   ResolvedNotificationsRetryOptions,
 } from './notifications-retry-options';
@@ -17,8 +18,18 @@ const KNOWN_OPTIONS = new Set<string>([
   'lockKey',
   'lockTtlMs',
   'maxCycleDurationMs',
+  'shutdownGraceMs',
   'instanceId',
   'stubProviders',
+  'circuitBreaker',
+]);
+
+const CIRCUIT_BREAKER_OPTIONS = new Set<string>([
+  'enabled',
+  'errorThresholdPercentage',
+  'volumeThreshold',
+  'resetTimeoutMs',
+  'rollingWindowMs',
 ]);
 
 /**
@@ -59,12 +70,20 @@ export function resolveOptions(
       `must exceed maxCycleDurationMs (${maxCycleDurationMs}), or a slow cycle would outlive its lease`,
     );
   }
+  const shutdownGraceMs = integerOption(
+    'shutdownGraceMs',
+    options.shutdownGraceMs,
+    10_000,
+    0,
+    3_600_000,
+  );
   const instanceId = stringOption(
     'instanceId',
     options.instanceId,
     `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
   );
   const stubProviders = stubProvidersOption(options.stubProviders);
+  const circuitBreaker = circuitBreakerOption(options.circuitBreaker);
 
   return {
     enabled,
@@ -74,8 +93,10 @@ export function resolveOptions(
     lockKey,
     lockTtlMs,
     maxCycleDurationMs,
+    shutdownGraceMs,
     instanceId,
     stubProviders,
+    circuitBreaker,
   };
 }
 
@@ -127,5 +148,55 @@ function stubProvidersOption(value: unknown): ResolvedNotificationsRetryOptions[
     email: booleanOption('stubProviders.email', flags.email, false),
     sms: booleanOption('stubProviders.sms', flags.sms, false),
     push: booleanOption('stubProviders.push', flags.push, false),
+  };
+}
+
+function circuitBreakerOption(value: unknown): Required<CircuitBreakerOptions> {
+  if (
+    value !== undefined &&
+    (typeof value !== 'object' || value === null || Array.isArray(value))
+  ) {
+    throw new InvalidModuleOptionsError('circuitBreaker', value, 'must be an object');
+  }
+  const options = (value ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(options)) {
+    if (!CIRCUIT_BREAKER_OPTIONS.has(name)) {
+      throw new InvalidModuleOptionsError(
+        `circuitBreaker.${name}`,
+        options[name],
+        'is not a known option (a typo?)',
+      );
+    }
+  }
+  return {
+    enabled: booleanOption('circuitBreaker.enabled', options.enabled, true),
+    errorThresholdPercentage: integerOption(
+      'circuitBreaker.errorThresholdPercentage',
+      options.errorThresholdPercentage,
+      50,
+      1,
+      100,
+    ),
+    volumeThreshold: integerOption(
+      'circuitBreaker.volumeThreshold',
+      options.volumeThreshold,
+      10,
+      1,
+      100_000,
+    ),
+    resetTimeoutMs: integerOption(
+      'circuitBreaker.resetTimeoutMs',
+      options.resetTimeoutMs,
+      60_000,
+      1,
+      24 * 3_600_000,
+    ),
+    rollingWindowMs: integerOption(
+      'circuitBreaker.rollingWindowMs',
+      options.rollingWindowMs,
+      120_000,
+      10,
+      24 * 3_600_000,
+    ),
   };
 }

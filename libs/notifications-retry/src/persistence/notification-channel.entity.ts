@@ -27,6 +27,9 @@ export class NotificationChannelEntity {
   @Column({ name: 'backoff_multiplier', type: 'double precision', nullable: true })
   backoffMultiplier!: number | null;
 
+  @Column({ name: 'backoff_jitter', type: 'boolean', default: true })
+  backoffJitter!: boolean;
+
   @Column({ name: 'timeout_ms', type: 'integer', nullable: true })
   timeoutMs!: number | null;
 

@@ -10,6 +10,12 @@ export interface DueCandidate {
   readonly dueAt: Date;
 }
 
+/** How many candidates a channel may contribute to one cycle. */
+export interface ChannelQuota {
+  readonly channel: string;
+  readonly quota: number;
+}
+
 /** Due rows of a channel the cycle leaves alone, for the channel-disabled count. */
 export interface ExcludedDueCount {
   readonly channel: string;
@@ -25,29 +31,30 @@ export class NotificationRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * The oldest due rows of the given channels, at most `limit`. One range scan of
-   * `notifications_due_idx` per channel, merged by due time: rows of channels
-   * not listed are never read, however many of them are due at the head.
+   * The oldest due rows of the given channels, at most `limit` in all and at
+   * most each channel's own quota. One range scan of `notifications_due_idx`
+   * per channel, merged by due time: rows of channels not listed are never
+   * read, however many of them are due at the head.
    */
   async findDueCandidates(
-    channels: readonly string[],
+    channels: readonly ChannelQuota[],
     now: Date,
     limit: number,
   ): Promise<DueCandidate[]> {
     if (channels.length === 0 || limit < 1) return [];
     const rows: Array<{ id: string; channel: string; due_at: Date }> = await this.dataSource.query(
       `SELECT c.id, c.channel, c.due_at
-         FROM unnest($1::text[]) AS ch(key)
+         FROM unnest($1::text[], $2::int[]) AS ch(key, quota)
          CROSS JOIN LATERAL (
            SELECT n.id, n.channel, n.due_at
              FROM notifications n
-            WHERE n.channel = ch.key AND n.due_at <= $2
+            WHERE n.channel = ch.key AND n.due_at <= $3
             ORDER BY n.due_at
-            LIMIT $3
+            LIMIT ch.quota
          ) AS c
         ORDER BY c.due_at
-        LIMIT $3`,
-      [channels, now, limit],
+        LIMIT $4`,
+      [channels.map((c) => c.channel), channels.map((c) => Math.min(c.quota, limit)), now, limit],
     );
     return rows.map((row) => ({ id: row.id, channel: row.channel, dueAt: row.due_at }));
   }

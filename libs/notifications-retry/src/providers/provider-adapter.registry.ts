@@ -63,6 +63,11 @@ export class ProviderAdapterRegistry implements OnModuleInit {
     return adapter?.isEnabled() ? adapter : undefined;
   }
 
+  /** True when an adapter is registered for the key, whatever its feature flag says. */
+  has(providerKey: string): boolean {
+    return this.adapters.has(providerKey);
+  }
+
   keys(): string[] {
     return [...this.adapters.keys()];
   }

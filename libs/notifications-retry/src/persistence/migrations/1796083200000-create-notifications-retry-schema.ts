@@ -62,6 +62,8 @@ export class CreateNotificationsRetrySchema1796083200000 implements MigrationInt
         backoff_base_ms    integer     NULL,
         backoff_max_ms     integer     NULL,
         backoff_multiplier double precision NULL,
+        -- On by default, so that rows failed by one outage do not all retry in the same second.
+        backoff_jitter     boolean     NOT NULL DEFAULT true,
         timeout_ms         integer     NULL,
         rate_limit_per_sec double precision NULL,
         max_concurrency    integer     NULL,

@@ -1,0 +1,2 @@
+/** A provider's circuit as the cycle sees it. */
+export type CircuitState = 'closed' | 'open' | 'half-open';

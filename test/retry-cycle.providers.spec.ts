@@ -1,0 +1,281 @@
+import type { DataSource } from 'typeorm';
+import {
+  NonRetriableDeliveryError,
+  ProviderCircuitBreakers,
+  RetriableDeliveryError,
+} from '@pin/notifications-retry';
+import { completed } from './support/cycle-reports';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  readNotification,
+  resetTables,
+} from './support/fixtures';
+import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import {
+  ScriptedProviderAdapter,
+  scriptedAdapterFor,
+  type ScriptedAdapter,
+} from './support/scripted-provider-adapter';
+import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+
+const FlakyAdapter = scriptedAdapterFor('flaky');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('provider handling in the cycle: circuit breaker, channel limits, jitter (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  let app: RetryTestApp;
+  let flaky: ScriptedAdapter;
+
+  beforeAll(async () => {
+    ({ db, dataSource: ds } = await createMigratedDatabase());
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    await resetTables(ds);
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  async function start(
+    options: Parameters<typeof createRetryTestApp>[0]['options'] = {},
+  ): Promise<void> {
+    app = await createRetryTestApp({
+      url: db.url,
+      options,
+      adapters: [ScriptedProviderAdapter, FlakyAdapter],
+    });
+    flaky = app.module.get(FlakyAdapter);
+  }
+
+  async function seed(channel: string, count: number, minutesOverdue: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      ids.push(
+        await insertNotification(ds, {
+          channel,
+          status: 'Failed',
+          nextAttemptAt: minutesAgo(app.clock.now(), minutesOverdue + i / 100),
+        }),
+      );
+    }
+    return ids;
+  }
+
+  describe('circuit breaker', () => {
+    it('opens after repeated failures, leaves that provider’s rows unclaimed, and delivers healthy channels in the same cycle', async () => {
+      await start({
+        concurrency: 1,
+        circuitBreaker: {
+          volumeThreshold: 3,
+          errorThresholdPercentage: 50,
+          resetTimeoutMs: 60_000,
+        },
+      });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
+      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      const sms = await seed('sms', 12, 30); // older: at the head of the batch
+      const email = await seed('email', 4, 5);
+      flaky.respondWith(() => {
+        throw new RetriableDeliveryError('http_503', 'upstream unavailable');
+      });
+
+      const report = completed(await app.cycles.runCycle());
+
+      // Three failed calls reach the volume threshold at a 100 % failure rate: the circuit opens.
+      expect(flaky.calls).toHaveLength(3);
+      expect(app.module.get(ProviderCircuitBreakers).state('flaky')).toBe('open');
+      expect(app.logs.events('circuit-opened')).toEqual([
+        expect.objectContaining({ providerKey: 'flaky' }),
+      ]);
+      const smsRows = await Promise.all(sms.map((id) => readNotification(ds, id)));
+      expect(smsRows.filter((r) => r.attempts === 1)).toHaveLength(3);
+      // The rest neither burned an attempt nor were touched at all.
+      expect(smsRows.filter((r) => r.attempts === 0 && r.last_error_code === null)).toHaveLength(9);
+      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      expect(report.counts).toMatchObject({ sent: 4, retried: 3, skipped: 9 });
+
+      // While open, the claim leaves the provider's channel out entirely.
+      app.clock.advance(10 * 60_000);
+      const whileOpen = completed(await app.cycles.runCycle());
+      expect(whileOpen.excludedChannels).toEqual([
+        { channel: 'sms', reason: 'circuit-open', dueRows: 12 },
+      ]);
+      expect(flaky.calls).toHaveLength(3);
+    });
+
+    it('lets one probe through when half-open and closes again when it succeeds', async () => {
+      await start({
+        concurrency: 4,
+        circuitBreaker: { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeoutMs: 150 },
+      });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
+      const sms = await seed('sms', 6, 30);
+      flaky.respondWith(() => {
+        throw new RetriableDeliveryError('http_503');
+      });
+      const breakers = app.module.get(ProviderCircuitBreakers);
+      completed(await app.cycles.runCycle());
+      expect(breakers.state('flaky')).toBe('open');
+      const failedCalls = flaky.calls.length;
+
+      await sleep(250);
+      expect(breakers.state('flaky')).toBe('half-open');
+      flaky.respondWith(async (message) => {
+        await sleep(20);
+        return { providerMessageId: `p-${message.id}` };
+      });
+      app.clock.advance(60 * 60_000);
+      const report = completed(await app.cycles.runCycle());
+
+      expect(breakers.state('flaky')).toBe('closed');
+      expect(app.logs.events('circuit-closed')).toHaveLength(1);
+      // The probe went alone: the second call started only after the first settled.
+      const probe = flaky.calls[failedCalls];
+      const next = flaky.calls[failedCalls + 1];
+      expect(next.startedAt).toBeGreaterThanOrEqual(probe.settledAt!);
+      expect(report.counts.sent).toBe(6);
+      for (const id of sms) expect((await readNotification(ds, id)).status).toBe('Sent');
+    });
+
+    it('does not count non-retriable answers (a bad address) against the provider', async () => {
+      await start({ concurrency: 1, circuitBreaker: { volumeThreshold: 2 } });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky' });
+      await seed('sms', 5, 30);
+      flaky.respondWith(() => {
+        throw new NonRetriableDeliveryError('invalid_address');
+      });
+
+      const report = completed(await app.cycles.runCycle());
+
+      expect(report.counts.terminal).toBe(5);
+      expect(app.module.get(ProviderCircuitBreakers).state('flaky')).toBe('closed');
+    });
+  });
+
+  describe('per-channel limits', () => {
+    it('never calls a channel limited to N/s faster, while another channel proceeds', async () => {
+      await start({ concurrency: 4 });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 5 });
+      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await seed('sms', 8, 30);
+      await seed('email', 20, 5);
+      flaky.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
+
+      const report = completed(await app.cycles.runCycle());
+
+      expect(report.counts.sent).toBe(28);
+      const starts = flaky.calls.map((c) => c.startedAt);
+      for (let i = 1; i < starts.length; i++) {
+        // 1000 / 5 = 200 ms apart; a millisecond of timer slack.
+        expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(199);
+      }
+      for (const start of starts) {
+        expect(starts.filter((s) => s >= start && s < start + 1000).length).toBeLessThanOrEqual(5);
+      }
+      // The limited channel did not hold the other back: all of email was done before sms's third call.
+      const lastEmail = Math.max(...app.provider.calls.map((c) => c.settledAt!));
+      expect(lastEmail).toBeLessThan(starts[2]);
+    });
+
+    it('keeps a channel within its max_concurrency while the worker runs others in parallel', async () => {
+      await start({ concurrency: 4 });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxConcurrency: 1 });
+      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await seed('sms', 6, 30);
+      await seed('email', 12, 5);
+      const slow = async (message: { id: string }) => {
+        await sleep(30);
+        return { providerMessageId: `p-${message.id}` };
+      };
+      flaky.respondWith(slow);
+      app.provider.respondWith(slow);
+
+      const report = completed(await app.cycles.runCycle());
+
+      expect(report.counts.sent).toBe(18);
+      expect(flaky.maxInFlight()).toBe(1);
+      expect(app.provider.maxInFlight()).toBeGreaterThan(1);
+    });
+
+    it('gives a rate-limited channel no more candidates than it can send before the deadline', async () => {
+      await start({ concurrency: 2, batchSize: 50, maxCycleDurationMs: 1_000 });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 2 });
+      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await seed('sms', 40, 30); // a backlog older than everything else
+      const email = await seed('email', 10, 5);
+
+      const report = completed(await app.cycles.runCycle());
+
+      // 2/s × 1 s: two sms candidates, the rest of the batch goes to email.
+      expect(flaky.calls).toHaveLength(2);
+      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      expect(report.counts.sent).toBe(12);
+    });
+  });
+
+  describe('backoff jitter', () => {
+    it('spreads the retry time by the random sample, within ±20 %, capped by backoff_max_ms', async () => {
+      await start({ concurrency: 1 });
+      await insertChannel(ds, {
+        key: 'email',
+        providerKey: 'scripted',
+        backoffBaseMs: 60_000,
+        backoffMultiplier: 2,
+        backoffMaxMs: 130_000,
+      });
+      await insertChannel(ds, {
+        key: 'steady',
+        providerKey: 'scripted',
+        backoffBaseMs: 60_000,
+        backoffMultiplier: 2,
+        backoffJitter: false,
+      });
+      const now = app.clock.now();
+      const low = await insertNotification(ds, {
+        channel: 'email',
+        status: 'Failed',
+        attempts: 1,
+        nextAttemptAt: minutesAgo(now, 3),
+      });
+      app.provider.respondWith(() => {
+        throw new RetriableDeliveryError('http_500');
+      });
+
+      app.random.sample = 0;
+      completed(await app.cycles.runCycle());
+      // attempts 2: 60 s × 2 = 120 s, × 0.8 at the lowest sample.
+      expect((await readNotification(ds, low)).next_attempt_at!.getTime()).toBe(
+        now.getTime() + 96_000,
+      );
+
+      const high = await insertNotification(ds, {
+        channel: 'email',
+        status: 'Failed',
+        attempts: 1,
+        nextAttemptAt: minutesAgo(now, 2),
+      });
+      const steady = await insertNotification(ds, {
+        channel: 'steady',
+        status: 'Failed',
+        attempts: 1,
+        nextAttemptAt: minutesAgo(now, 1),
+      });
+      app.random.sample = 1;
+      completed(await app.cycles.runCycle());
+      // 120 s × 1.2 = 144 s, capped at 130 s; the channel without jitter gets exactly 120 s.
+      expect((await readNotification(ds, high)).next_attempt_at!.getTime()).toBe(
+        now.getTime() + 130_000,
+      );
+      expect((await readNotification(ds, steady)).next_attempt_at!.getTime()).toBe(
+        now.getTime() + 120_000,
+      );
+    });
+  });
+});
