@@ -77,7 +77,7 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     expect(await outboxEvents(ds, doomed)).toHaveLength(1);
   });
 
-  it('rolls the outbox insert back when the status update fails', async () => {
+  it('rolls the outbox insert back when the commit fails after both were written', async () => {
     const now = app.clock.now();
     const id = await insertNotification(ds, {
       status: 'Failed',
@@ -85,16 +85,20 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       nextAttemptAt: minutesAgo(now, 2),
     });
     const before = await readNotification(ds, id);
-    // A provider message id too long for a domain check fails the UPDATE after the provider call.
-    await ds.query(
-      `ALTER TABLE notifications ADD CONSTRAINT short_provider_id CHECK (length(provider_message_id) < 10)`,
-    );
+    // Checked at COMMIT, after the UPDATE and the outbox INSERT both ran: only atomicity can undo the INSERT.
+    await ds.query(`
+      CREATE OR REPLACE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'refused at commit'; END $$`);
+    await ds.query(`
+      CREATE CONSTRAINT TRIGGER refuse_commit AFTER UPDATE ON notifications
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_commit()`);
     try {
       const report = completed(await app.cycles.runCycle());
-      expect(report.counts.errors).toBe(1);
+      expect(report.counts).toMatchObject({ errors: 1, sent: 0 });
     } finally {
-      await ds.query(`ALTER TABLE notifications DROP CONSTRAINT short_provider_id`);
+      await ds.query(`DROP TRIGGER refuse_commit ON notifications`);
     }
+    expect(app.provider.calls).toHaveLength(1);
     expect(await readNotification(ds, id)).toEqual(before);
     expect(await outboxEvents(ds)).toHaveLength(0);
   });

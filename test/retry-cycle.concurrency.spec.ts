@@ -77,14 +77,21 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     const a = await start({ options: { batchSize: 500 } });
     const b = await start({ options: { batchSize: 500 } });
     const ids = await seedDue(120, a.clock.now());
+    // Whoever wins holds its first call open until the other's report is in, so the two cycles
+    // really overlap instead of running one after the other.
+    const otherReported = deferred();
     for (const app of [a, b]) {
       app.provider.respondWith(async (message) => {
-        await sleep(2);
+        await otherReported.promise;
         return { providerMessageId: `p-${message.id}` };
       });
     }
 
-    const reports = await Promise.all([a.cycles.runCycle(), b.cycles.runCycle()]);
+    const runs = [a.cycles.runCycle(), b.cycles.runCycle()];
+    const first = await Promise.race(runs);
+    expect(first).toMatchObject({ status: 'skipped', skipReason: 'lease-held' });
+    otherReported.resolve();
+    const reports = await Promise.all(runs);
 
     expect(reports.map((r) => r.status).sort()).toEqual(['completed', 'skipped']);
     const skipped = reports.find((r) => r.status === 'skipped');
@@ -224,5 +231,83 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(app.logs.events('lease-not-acquired')).toHaveLength(1);
     const [lock] = await ds.query(`SELECT owner, fencing_token FROM distributed_locks`);
     expect(lock).toEqual({ owner: 'other-instance', fencing_token: '7' });
+  });
+
+  it('stops claiming at the deadline; rows not reached stay untouched', async () => {
+    const app = await start({ options: { concurrency: 1, maxCycleDurationMs: 250 } });
+    const ids = await seedDue(20, app.clock.now());
+    app.provider.respondWith(async (message) => {
+      await sleep(60);
+      return { providerMessageId: `p-${message.id}` };
+    });
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect(report.stopReason).toBe('deadline');
+    expect(report.counts.sent).toBeGreaterThan(0);
+    expect(report.counts.sent).toBeLessThan(ids.length);
+    const [{ untouched }] = await ds.query(
+      `SELECT count(*)::int AS untouched FROM notifications WHERE attempts = 0`,
+    );
+    expect(untouched).toBe(ids.length - report.counts.sent);
+  });
+
+  it('a cycle whose lease was taken over writes nothing more and stops', async () => {
+    const app = await start({ options: { concurrency: 1 } });
+    const ids = await seedDue(4, app.clock.now());
+    const release = deferred();
+    app.provider.respondWith(async (message) => {
+      await release.promise;
+      return { providerMessageId: `p-${message.id}` };
+    });
+
+    const running = app.cycles.runCycle();
+    await waitFor(() => app.provider.calls.length === 1);
+    // What another instance does once this one's lease has expired (a long GC pause, a frozen VM).
+    await ds.query(
+      `UPDATE distributed_locks SET owner = 'instance-b', fencing_token = fencing_token + 1,
+              acquired_at = now(), expires_at = now() + interval '60 seconds'`,
+    );
+    release.resolve();
+    const report = completed(await running);
+
+    expect(report.stopReason).toBe('lease-lost');
+    expect(report.counts).toMatchObject({ processed: 0, sent: 0 });
+    expect(app.provider.calls).toHaveLength(1);
+    for (const id of ids)
+      expect(await readNotification(ds, id)).toMatchObject({ attempts: 0, sent_at: null });
+    expect(await outboxEvents(ds)).toHaveLength(0);
+    expect(app.logs.events('lease-lost')).toHaveLength(1);
+    // Its release at the end leaves the new owner's lease alone.
+    const [lock] = await ds.query(
+      `SELECT owner, expires_at > now() AS held FROM distributed_locks`,
+    );
+    expect(lock).toEqual({ owner: 'instance-b', held: true });
+  });
+
+  it('on shutdown, cuts a provider call that outlives the grace period without using an attempt', async () => {
+    const app = await start({ options: { concurrency: 1, shutdownGraceMs: 50 } });
+    await ds.query(`UPDATE notification_channels SET timeout_ms = 5000`);
+    const [id] = await seedDue(1, app.clock.now());
+    const before = await readNotification(ds, id);
+    // A provider that ignores its signal and would only give up at the 5 s channel timeout.
+    app.provider.respondWith(() => new Promise(() => undefined));
+
+    const running = app.cycles.runCycle();
+    await waitFor(() => app.provider.calls.length === 1);
+    const started = Date.now();
+    await apps.pop()!.close();
+    const report = completed(await running);
+
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(report.counts).toMatchObject({ deferred: 1, retried: 0 });
+    const after = await readNotification(ds, id);
+    expect(after).toMatchObject({
+      status: before.status,
+      attempts: before.attempts,
+      last_error_code: 'worker_interrupted',
+    });
+    expect(after.due_at!.getTime()).toBeGreaterThan(app.clock.now().getTime());
+    expect(await outboxEvents(ds)).toHaveLength(0);
   });
 });

@@ -411,4 +411,25 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     expect(app.provider.calls.map((c) => c.message.id)).toEqual([ids[1], ids[3], ids[4]]);
     expect(report.maxLagMs).toBe(50 * 60_000);
   });
+
+  it('keeps an adapter error code that is not a plain identifier out of the row, the event and the alert', async () => {
+    const now = app.clock.now();
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+      recipientAddress: 'leaky.code@example.org',
+    });
+    app.provider.respondWith((message) => {
+      throw new NonRetriableDeliveryError(`rejected:${message.recipientAddress}`);
+    });
+
+    completed(await app.cycles.runCycle());
+
+    const row = await readNotification(ds, id);
+    expect(row.last_error_code).toBe('provider_rejected');
+    const [event] = await outboxEvents(ds, id);
+    expect(event.payload.errorCode).toBe('provider_rejected');
+    expect(JSON.stringify(app.alerts.alerts)).not.toContain('leaky.code');
+    expect(JSON.stringify(app.logs.entries)).not.toContain('leaky.code');
+  });
 });

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
+import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
@@ -62,6 +63,7 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
   const random = config.random ?? new FixedRandomSource();
   const builder = Test.createTestingModule({
     imports: [
+      ScheduleModule.forRoot(),
       TypeOrmModule.forRoot(
         dataSourceOptions(config.url, { extra: { max: config.poolSize ?? 20 } }),
       ),

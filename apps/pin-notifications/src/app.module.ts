@@ -1,4 +1,5 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import {
@@ -39,6 +40,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         LoggerModule.forRoot(loggerParams(options.logger ?? createRootLogger('info'))),
+        ScheduleModule.forRoot(),
         TypeOrmModule.forRoot(typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency)),
         NotificationsRetryModule.forRoot(retryOptions),
         HealthModule,

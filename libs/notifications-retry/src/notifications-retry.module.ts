@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ScheduleModule } from '@nestjs/schedule';
 import { AlertSink, LoggingAlertSink } from './alerts/alert-sink';
 import { ChannelCatalog } from './channels/channel-catalog';
 import { TypeOrmChannelCatalog } from './channels/typeorm-channel-catalog';
@@ -34,7 +33,9 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
  * `notificationsRetryMigrations` there.
  */
 @Module({
-  imports: [DiscoveryModule, ScheduleModule.forRoot()],
+  // ScheduleModule.forRoot() is the host's to import: a second root here would run the host's own
+  // @Cron jobs twice whenever its options differ from ours.
+  imports: [DiscoveryModule],
   providers: [
     {
       provide: RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,

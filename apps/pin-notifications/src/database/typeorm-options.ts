@@ -9,6 +9,9 @@ import { TypeOrmNestLogger } from './typeorm-nest-logger';
  */
 export const POOL_HEADROOM = 5;
 
+/** The lease TTL: no legitimate unit of work stays idle in its transaction this long. */
+const IDLE_IN_TRANSACTION_TIMEOUT_MS = 90_000;
+
 /** The host's TypeORM root: the library's schema, applied by migrations only. */
 export function typeOrmOptions(url: string, retryConcurrency: number): TypeOrmModuleOptions {
   return {
@@ -20,6 +23,16 @@ export function typeOrmOptions(url: string, retryConcurrency: number): TypeOrmMo
     // Other modules of the monolith share these tables: only reviewed migrations may change them.
     synchronize: false,
     logger: new TypeOrmNestLogger(),
-    extra: { max: retryConcurrency + POOL_HEADROOM },
+    extra: {
+      max: retryConcurrency + POOL_HEADROOM,
+      // Fail a start or a cycle instead of waiting forever for a connection the pool cannot give.
+      connectionTimeoutMillis: 10_000,
+      // A partitioned network must not leave a row lock held until the kernel gives up (~2 h).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      // A row's transaction is idle only while its provider call runs, which the channel timeout
+      // keeps well under the lease; one idle past the lease is a stuck worker, and ending it frees the row.
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
   };
 }

@@ -2,6 +2,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
@@ -15,7 +16,9 @@ export const RETRY_CYCLE_JOB_NAME = 'notifications-retry-cycle';
 
 /**
  * Puts the cycle on the configured UTC schedule. Registered dynamically (not
- * with `@Cron`) because the expression and the on/off switch are options.
+ * with `@Cron`) because the expression and the on/off switch are options. When
+ * the host imports `ScheduleModule.forRoot()`, the job is listed in its
+ * SchedulerRegistry like any other; without it the job runs all the same.
  */
 @Injectable()
 export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -26,7 +29,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
     private readonly cycles: RetryCycleService,
-    private readonly registry: SchedulerRegistry,
+    @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -42,7 +45,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
       start: false,
       onTick: () => this.tick(),
     });
-    this.registry.addCronJob(RETRY_CYCLE_JOB_NAME, this.job);
+    this.registry?.addCronJob(RETRY_CYCLE_JOB_NAME, this.job);
     this.job.start();
     this.logger.log({
       msg: 'retry-worker-scheduled',
@@ -55,7 +58,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
   beforeApplicationShutdown(): void {
     if (!this.job) return;
     void this.job.stop();
-    this.registry.deleteCronJob(RETRY_CYCLE_JOB_NAME);
+    this.registry?.deleteCronJob(RETRY_CYCLE_JOB_NAME);
     this.job = null;
   }
 

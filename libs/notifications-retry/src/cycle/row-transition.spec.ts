@@ -1,7 +1,12 @@
 import type { ChannelConfig } from '../channels/channel-config';
 import { NotificationStatus } from '../notifications/notification-status';
 import type { AttemptOutcome } from './attempt-outcome';
-import { decideTransition, isAllowedTransition, type ClaimedRowState } from './row-transition';
+import {
+  decideTransition,
+  isAllowedTransition,
+  MAX_RETRY_AFTER_MS,
+  type ClaimedRowState,
+} from './row-transition';
 
 const NOW = new Date('2030-06-01T12:00:00.000Z');
 const at = (offsetMs: number): Date => new Date(NOW.getTime() + offsetMs);
@@ -302,6 +307,13 @@ describe('decideTransition', () => {
       const transition = decideTransition(failedRow(1), fixedChannel, throttled(NaN), NOW);
       expect(Number.isNaN(transition.nextAttemptAt!.getTime())).toBe(false);
       expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime());
+    });
+
+    it('caps a Retry-After beyond a day at a day, so a provider cannot park rows for months', () => {
+      const year = 365 * 24 * 3_600_000;
+      const transition = decideTransition(failedRow(1), fixedChannel, throttled(year), NOW);
+      expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + MAX_RETRY_AFTER_MS);
+      expect(MAX_RETRY_AFTER_MS).toBe(24 * 3_600_000);
     });
   });
 

@@ -28,6 +28,9 @@ export interface RowTransition {
   readonly event: 'Sent' | 'Failed' | null;
 }
 
+/** A provider may ask for a pause, not to park people's notifications for months. */
+export const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+
 /** INV-NTF-5, plus "stays as it was" for a deferred row. */
 const ALLOWED: ReadonlyArray<readonly [NotificationStatus, NotificationStatus]> = [
   ['Failed', 'Sent'],
@@ -122,7 +125,7 @@ export function decideTransition(
       const retryAfterMs = outcome.kind === 'throttled' ? outcome.retryAfterMs : null;
       const delayMs =
         retryAfterMs !== null && Number.isFinite(retryAfterMs) && retryAfterMs > 0
-          ? retryAfterMs
+          ? Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)
           : backoffMs;
       const at = later(delayMs);
       return {
