@@ -10,6 +10,8 @@ export type {
 export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './notifications-retry.module-definition';
 
 export { RetryCycleService, type RunCycleOptions } from './cycle/retry-cycle.service';
+export type { RetryWorkerHealth } from './observability/retry-worker-health';
+export { RetryMetricName } from './observability/metric-names';
 export type {
   CycleReport,
   CompletedCycleReport,

@@ -17,6 +17,8 @@ import {
 } from './notifications-retry.module-definition';
 import type { NotificationsRetryModuleOptions } from './options/notifications-retry-options';
 import { resolveOptions } from './options/resolve-options';
+import { retryMetricProviders } from './observability/retry-metric-providers';
+import { RetryMetrics } from './observability/retry-metrics';
 import { OutboxWriter } from './outbox/outbox.writer';
 import { NotificationRepository } from './persistence/notification.repository';
 import { InAppProviderAdapter } from './providers/built-in/in-app.provider-adapter';
@@ -49,6 +51,8 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     { provide: AlertSink, useClass: LoggingAlertSink },
     ProviderAdapterRegistry,
     ProviderCircuitBreakers,
+    ...retryMetricProviders,
+    RetryMetrics,
     NotificationRepository,
     OutboxWriter,
     RetryCycleService,

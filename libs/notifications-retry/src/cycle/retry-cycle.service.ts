@@ -7,6 +7,7 @@ import {
   type BeforeApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
+import { context as otelContext, propagation, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
 import { AlertSink } from '../alerts/alert-sink';
 import { ChannelCatalog } from '../channels/channel-catalog';
@@ -22,6 +23,8 @@ import type { Lease } from '../locking/lease';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
+import { RetryMetrics } from '../observability/retry-metrics';
+import type { RetryWorkerHealth } from '../observability/retry-worker-health';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import type { NotificationEntity } from '../persistence/notification.entity';
 import {
@@ -70,6 +73,8 @@ interface CycleContext {
   readonly lease: Lease;
   /** Cuts provider calls in flight: shutdown grace over, or the lease lost. */
   readonly interrupt: AbortController;
+  /** The cycle's span; provider-call spans are its children. */
+  readonly span: Span;
 }
 
 type ItemOutcome = ItemResult | 'skipped' | 'error' | 'lease-lost';
@@ -82,6 +87,7 @@ interface CommittedItem {
 }
 
 const DEFAULT_PG_POOL_SIZE = 10;
+const tracer = trace.getTracer('@pin/notifications-retry');
 /** Room after the slowest possible call for its UPDATE, INSERT and COMMIT inside the lease. */
 const LEASE_SAFETY_MARGIN_MS = 5_000;
 
@@ -100,6 +106,10 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   // Rate limits span cycles: a cycle right after a busy one gets no fresh burst.
   private readonly pacer = new ChannelPacer();
   private running: Promise<CycleReport> | null = null;
+  // Wall-clock time, not the injectable Clock: health is about the process, whatever "now" tests use.
+  private readonly startedAt = new Date();
+  private lastCycle: { at: Date; status: 'completed' | 'lease-held' } | null = null;
+  private failedBacklog: number | null = null;
 
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
@@ -114,7 +124,32 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly alerts: AlertSink,
     private readonly circuits: ProviderCircuitBreakers,
     private readonly random: RandomSource,
-  ) {}
+    private readonly metrics: RetryMetrics,
+  ) {
+    circuits.onStateChange((providerKey, state) => metrics.circuit(providerKey, state));
+  }
+
+  /**
+   * Healthy when the worker is off, or when a cycle completed (or was rightly
+   * skipped for another instance's lease) within `healthStaleMultiple` schedule
+   * intervals. A fresh instance gets the same allowance from its start.
+   */
+  health(now: Date = new Date()): RetryWorkerHealth {
+    const staleAfterMs = this.options.scheduleIntervalMs * this.options.healthStaleMultiple;
+    const base = {
+      enabled: this.options.enabled,
+      lastCycleAt: this.lastCycle?.at ?? null,
+      lastCycleStatus: this.lastCycle?.status ?? null,
+      staleAfterMs,
+      failedBacklog: this.failedBacklog,
+    };
+    if (!this.options.enabled) return { ...base, healthy: true, reason: 'worker disabled on this instance' };
+    const since = (this.lastCycle?.at ?? this.startedAt).getTime();
+    if (now.getTime() - since > staleAfterMs) {
+      return { ...base, healthy: false, reason: `no cycle for more than ${staleAfterMs} ms` };
+    }
+    return { ...base, healthy: true };
+  }
 
   onModuleInit(): void {
     const extra = (this.dataSource.options as { extra?: { max?: unknown } }).extra;
@@ -218,6 +253,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         runId,
         correlationId,
       });
+      this.lastCycle = { at: new Date(), status: 'lease-held' };
+      this.metrics.cycleSkippedForLease(this.lastCycle.at);
       return this.skipped(runId, correlationId, 'lease-held', started);
     }
 
@@ -227,7 +264,14 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       const onHardStop = (): void => interrupt.abort(this.hardStop.signal.reason);
       if (this.hardStop.signal.aborted) onHardStop();
       this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
-      const context: CycleContext = { runId, correlationId, now, lease, interrupt };
+      const span = tracer.startSpan('notifications.retry.cycle', {
+        attributes: {
+          'notifications.run_id': runId,
+          'notifications.correlation_id': correlationId,
+          'notifications.fencing_token': lease.fencingToken,
+        },
+      });
+      const context: CycleContext = { runId, correlationId, now, lease, interrupt, span };
       this.logger.log({
         msg: 'retry-cycle-started',
         event: 'retry-cycle-started',
@@ -237,8 +281,20 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         now: now.toISOString(),
       });
       try {
-        return await this.claimAndProcess(context, stop, started);
+        const report = await this.claimAndProcess(context, stop, started);
+        if (report.status === 'completed') {
+          span.setAttributes({
+            'notifications.stop_reason': report.stopReason,
+            'notifications.processed': report.counts.processed,
+          });
+        }
+        return report;
+      } catch (error) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
       } finally {
+        span.end();
         this.hardStop.signal.removeEventListener('abort', onHardStop);
       }
     } finally {
@@ -273,6 +329,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         ...channel,
       });
     }
+    this.metrics.waitingRows(excludedChannels.map((c) => ({ channel: c.channel, rows: c.dueRows })));
 
     const candidates = await this.notifications.findDueCandidates(
       this.quotas(eligible),
@@ -352,8 +409,14 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     counts.skipped += queue.dropped;
     stopReason ??= candidates.length >= this.options.batchSize ? 'batch-full' : 'no-more-due';
 
+    const backlog = await this.notifications.countFailedBacklog();
+    this.metrics.backlog(backlog);
+    this.failedBacklog = backlog.reduce((sum, b) => sum + b.rows, 0);
+
     const finishedAt = this.clock.now();
     const durationMs = Math.round(performance.now() - started);
+    this.lastCycle = { at: new Date(), status: 'completed' };
+    this.metrics.cycleCompleted(this.lastCycle.at, durationMs);
     const report: CycleReport = {
       status: 'completed',
       runId,
@@ -392,26 +455,10 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       committed = await this.dataSource.transaction(async (manager) => {
         const row = await this.notifications.lockIfDue(manager, candidate, context.now);
         if (!row) return null;
-        const outcome: AttemptOutcome =
+        const { outcome, traceparent } =
           row.attempts >= channel.config.maxAttempts
-            ? { kind: 'exhausted' }
-            : await this.circuits.call(channel.config.providerKey, async () => {
-                await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
-                return attemptDelivery(
-                  channel.adapter,
-                  {
-                    id: row.id,
-                    tenantId: row.tenantId,
-                    channel: row.channel,
-                    recipientAddress: row.recipientAddress,
-                    subject: row.subject,
-                    body: row.body,
-                    attempts: row.attempts,
-                  },
-                  channel.config.timeoutMs,
-                  context.interrupt.signal,
-                );
-              });
+            ? { outcome: { kind: 'exhausted' } as const, traceparent: undefined }
+            : await this.send(context, row, channel);
         const processedAt = this.clock.now();
         const transition = decideTransition(
           row,
@@ -428,7 +475,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         }
         await this.notifications.applyTransition(manager, row.id, transition);
         if (transition.event) {
-          const headers: NotificationDispatchedHeaders = { correlationId, jobRunId: runId };
+          const headers: NotificationDispatchedHeaders = {
+            correlationId,
+            jobRunId: runId,
+            ...(traceparent ? { traceparent } : {}),
+          };
           await this.outbox.appendDispatched(
             manager,
             {
@@ -460,6 +511,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         });
         return 'lease-lost';
       }
+      this.metrics.itemFailed(candidate.channel);
       this.logger.error({
         msg: 'item-error',
         event: 'item-error',
@@ -472,8 +524,68 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       return 'error';
     }
     if (!committed) return 'skipped';
+    this.metrics.itemProcessed(
+      committed.transition.result,
+      committed.row.channel,
+      channel.config.providerKey,
+      committed.processedAt.getTime() - candidate.dueAt.getTime(),
+    );
     await this.reportItem(context, candidate, channel, committed);
     return committed.transition.result;
+  }
+
+  /**
+   * The provider call, in its own span under the cycle's: paced to the
+   * channel's rate, through the provider's circuit breaker, cut at the channel
+   * timeout or when the worker must stop. Returns the span's W3C traceparent
+   * for the outbox headers (none without an OpenTelemetry SDK).
+   */
+  private async send(
+    context: CycleContext,
+    row: NotificationEntity,
+    channel: EligibleChannel,
+  ): Promise<{ outcome: AttemptOutcome; traceparent: string | undefined }> {
+    const span = tracer.startSpan(
+      'notifications.retry.provider.send',
+      {
+        attributes: {
+          'notifications.notification_id': row.id,
+          'notifications.run_id': context.runId,
+          'notifications.correlation_id': context.correlationId,
+          'notifications.channel': row.channel,
+          'notifications.provider': channel.config.providerKey,
+        },
+      },
+      trace.setSpan(otelContext.active(), context.span),
+    );
+    try {
+      const outcome = await this.circuits.call(channel.config.providerKey, async () => {
+        await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
+        return attemptDelivery(
+          channel.adapter,
+          {
+            id: row.id,
+            tenantId: row.tenantId,
+            channel: row.channel,
+            recipientAddress: row.recipientAddress,
+            subject: row.subject,
+            body: row.body,
+            attempts: row.attempts,
+          },
+          channel.config.timeoutMs,
+          context.interrupt.signal,
+        );
+      });
+      span.setAttribute('notifications.outcome', outcome.kind);
+      if (outcome.kind !== 'sent') {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind });
+      }
+      const carrier: Record<string, string> = {};
+      propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
+      return { outcome, traceparent: carrier.traceparent };
+    } finally {
+      span.end();
+    }
   }
 
   private async reportItem(

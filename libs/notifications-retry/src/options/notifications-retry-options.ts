@@ -21,6 +21,8 @@ export interface NotificationsRetryModuleOptions {
    * grace period. Default 10 000.
    */
   shutdownGraceMs?: number;
+  /** The worker reports unhealthy after this many schedule intervals without a cycle. Default 3. */
+  healthStaleMultiple?: number;
   /** Lease owner name of this instance. Default host name, pid and a random suffix. */
   instanceId?: string;
   /** Feature flags of the built-in stub adapters for external channels. All off by default. */
@@ -52,6 +54,9 @@ export interface ResolvedNotificationsRetryOptions {
   readonly lockTtlMs: number;
   readonly maxCycleDurationMs: number;
   readonly shutdownGraceMs: number;
+  readonly healthStaleMultiple: number;
+  /** The longest gap between two runs of `cron`, worked out at start. */
+  readonly scheduleIntervalMs: number;
   readonly instanceId: string;
   readonly stubProviders: {
     readonly email: boolean;

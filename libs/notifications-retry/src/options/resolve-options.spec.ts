@@ -95,6 +95,9 @@ describe('resolveOptions', () => {
         maxCycleDurationMs: 10_000,
         instanceId: 'worker-a',
         shutdownGraceMs: 10_000,
+        healthStaleMultiple: 3,
+        // */30 seconds: runs 30 s apart.
+        scheduleIntervalMs: 30_000,
         stubProviders: { email: true, sms: false, push: false },
         circuitBreaker: {
           enabled: false,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { validateCronExpression } from 'cron';
+import { CronTime, validateCronExpression } from 'cron';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import type {
   CircuitBreakerOptions,
@@ -19,6 +19,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'lockTtlMs',
   'maxCycleDurationMs',
   'shutdownGraceMs',
+  'healthStaleMultiple',
   'instanceId',
   'stubProviders',
   'circuitBreaker',
@@ -70,6 +71,7 @@ export function resolveOptions(
       `must exceed maxCycleDurationMs (${maxCycleDurationMs}), or a slow cycle would outlive its lease`,
     );
   }
+  const healthStaleMultiple = integerOption('healthStaleMultiple', options.healthStaleMultiple, 3, 1, 1_000);
   const shutdownGraceMs = integerOption(
     'shutdownGraceMs',
     options.shutdownGraceMs,
@@ -94,6 +96,8 @@ export function resolveOptions(
     lockTtlMs,
     maxCycleDurationMs,
     shutdownGraceMs,
+    healthStaleMultiple,
+    scheduleIntervalMs: scheduleIntervalMs(cron),
     instanceId,
     stubProviders,
     circuitBreaker,
@@ -199,4 +203,12 @@ function circuitBreakerOption(value: unknown): Required<CircuitBreakerOptions> {
       24 * 3_600_000,
     ),
   };
+}
+
+/** The longest of the next few gaps between runs: an irregular schedule is judged by its longest pause. */
+function scheduleIntervalMs(cron: string): number {
+  const runs = new CronTime(cron, 'UTC').sendAt(6).map((run) => run.toMillis());
+  let longest = 0;
+  for (let i = 1; i < runs.length; i++) longest = Math.max(longest, runs[i] - runs[i - 1]);
+  return longest;
 }

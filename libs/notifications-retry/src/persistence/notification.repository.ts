@@ -102,6 +102,17 @@ export class NotificationRepository {
     );
   }
 
+  /** Failed rows awaiting a retry (due or not), per channel: the backlog gauge. */
+  async countFailedBacklog(): Promise<Array<{ channel: string; rows: number }>> {
+    return this.dataSource.query(
+      `SELECT channel, count(*)::int AS rows
+         FROM notifications
+        WHERE status = 'Failed' AND next_attempt_at IS NOT NULL
+        GROUP BY channel
+        ORDER BY channel`,
+    );
+  }
+
   /** Due rows per channel outside `included`; their rows are counted, never touched. */
   async countDueOutside(included: readonly string[], now: Date): Promise<ExcludedDueCount[]> {
     const rows: Array<{ channel: string; due: number }> = await this.dataSource.query(

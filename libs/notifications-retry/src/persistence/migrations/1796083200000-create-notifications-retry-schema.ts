@@ -41,6 +41,12 @@ export class CreateNotificationsRetrySchema1796083200000 implements MigrationInt
       CREATE INDEX notifications_due_idx
         ON notifications (channel, due_at)
         WHERE due_at IS NOT NULL`);
+    // The backlog gauge counts Failed rows awaiting a retry every cycle; this keeps that an
+    // index-only count of the backlog itself, not a scan of a table that is mostly Sent.
+    await queryRunner.query(`
+      CREATE INDEX notifications_failed_backlog_idx
+        ON notifications (channel)
+        WHERE status = 'Failed' AND next_attempt_at IS NOT NULL`);
     // Every processed row moves out of (or along) the partial index, leaving dead
     // entries exactly where the claim starts reading. Default autovacuum waits for
     // 20 % of the table to change; on a large table that is hours of a slow head.
