@@ -1,5 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import {
@@ -41,8 +42,11 @@ export class AppModule {
       imports: [
         LoggerModule.forRoot(loggerParams(options.logger ?? createRootLogger('info'))),
         ScheduleModule.forRoot(),
+        // GET /metrics: the library's metrics plus Node's process metrics, prom-client's default registry.
+        PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: true } }),
         TypeOrmModule.forRoot(typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency)),
-        NotificationsRetryModule.forRoot(retryOptions),
+        // Global: /health reads the worker's own verdict from RetryCycleService.
+        NotificationsRetryModule.forRoot({ ...retryOptions, isGlobal: true }),
         HealthModule,
         ...(options.demo ? [DemoModule] : []),
       ],

@@ -15,7 +15,18 @@ export function createRootLogger(
     timestamp: pino.stdTimeFunctions.isoTime,
     // Request logs include headers; credentials in them must not reach the log store.
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+        // The library never logs these; a field that slips in anyway, from any code, is blanked here.
+        'recipientAddress',
+        'subject',
+        'body',
+        '*.recipientAddress',
+        '*.subject',
+        '*.body',
+      ],
       censor: '[redacted]',
     },
   };

@@ -7,7 +7,13 @@ import {
   type BeforeApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { context as otelContext, propagation, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import {
+  context as otelContext,
+  propagation,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
 import { AlertSink } from '../alerts/alert-sink';
 import { ChannelCatalog } from '../channels/channel-catalog';
@@ -143,7 +149,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       staleAfterMs,
       failedBacklog: this.failedBacklog,
     };
-    if (!this.options.enabled) return { ...base, healthy: true, reason: 'worker disabled on this instance' };
+    if (!this.options.enabled)
+      return { ...base, healthy: true, reason: 'worker disabled on this instance' };
     const since = (this.lastCycle?.at ?? this.startedAt).getTime();
     if (now.getTime() - since > staleAfterMs) {
       return { ...base, healthy: false, reason: `no cycle for more than ${staleAfterMs} ms` };
@@ -329,7 +336,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         ...channel,
       });
     }
-    this.metrics.waitingRows(excludedChannels.map((c) => ({ channel: c.channel, rows: c.dueRows })));
+    this.metrics.waitingRows(
+      excludedChannels.map((c) => ({ channel: c.channel, rows: c.dueRows })),
+    );
 
     const candidates = await this.notifications.findDueCandidates(
       this.quotas(eligible),
@@ -578,7 +587,10 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       });
       span.setAttribute('notifications.outcome', outcome.kind);
       if (outcome.kind !== 'sent') {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind });
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind,
+        });
       }
       const carrier: Record<string, string> = {};
       propagation.inject(trace.setSpan(otelContext.active(), span), carrier);

@@ -14,10 +14,22 @@ const ITEM = ['channel', 'provider'];
  * exposes /metrics (PrometheusModule or its own handler) serves them.
  */
 export const retryMetricProviders: Provider[] = [
-  makeCounterProvider({ name: M.processed, help: 'Rows given an outcome by the retry worker', labelNames: ITEM }),
+  makeCounterProvider({
+    name: M.processed,
+    help: 'Rows given an outcome by the retry worker',
+    labelNames: ITEM,
+  }),
   makeCounterProvider({ name: M.sent, help: 'Rows delivered (now Sent)', labelNames: ITEM }),
-  makeCounterProvider({ name: M.retried, help: 'Intermediate failures rescheduled by backoff', labelNames: ITEM }),
-  makeCounterProvider({ name: M.terminalFailed, help: 'Rows failed for good (terminal Failed)', labelNames: ITEM }),
+  makeCounterProvider({
+    name: M.retried,
+    help: 'Intermediate failures rescheduled by backoff',
+    labelNames: ITEM,
+  }),
+  makeCounterProvider({
+    name: M.terminalFailed,
+    help: 'Rows failed for good (terminal Failed)',
+    labelNames: ITEM,
+  }),
   makeCounterProvider({
     name: M.deferred,
     help: 'Rows rescheduled without using an attempt (throttled or interrupted)',
@@ -28,7 +40,10 @@ export const retryMetricProviders: Provider[] = [
     help: 'Units of work that failed to commit; their rows stay due',
     labelNames: ['channel'],
   }),
-  makeCounterProvider({ name: M.leaseSkipped, help: 'Ticks skipped because another instance holds the lease' }),
+  makeCounterProvider({
+    name: M.leaseSkipped,
+    help: 'Ticks skipped because another instance holds the lease',
+  }),
   makeGaugeProvider({
     name: M.failedBacklog,
     help: 'Failed rows still awaiting a retry, as of the last cycle',

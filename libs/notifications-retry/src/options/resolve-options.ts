@@ -71,7 +71,13 @@ export function resolveOptions(
       `must exceed maxCycleDurationMs (${maxCycleDurationMs}), or a slow cycle would outlive its lease`,
     );
   }
-  const healthStaleMultiple = integerOption('healthStaleMultiple', options.healthStaleMultiple, 3, 1, 1_000);
+  const healthStaleMultiple = integerOption(
+    'healthStaleMultiple',
+    options.healthStaleMultiple,
+    3,
+    1,
+    1_000,
+  );
   const shutdownGraceMs = integerOption(
     'shutdownGraceMs',
     options.shutdownGraceMs,
