@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { PrometheusModule } from '@willsoto/nestjs-prometheus';
+import { register } from 'prom-client';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import {
@@ -43,7 +44,13 @@ export class AppModule {
         LoggerModule.forRoot(loggerParams(options.logger ?? createRootLogger('info'))),
         ScheduleModule.forRoot(),
         // GET /metrics: the library's metrics plus Node's process metrics, prom-client's default registry.
-        PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: true } }),
+        PrometheusModule.register({
+          path: '/metrics',
+          // prom-client's registry is process-wide: a second app in one process (tests) must not register them twice.
+          defaultMetrics: {
+            enabled: register.getSingleMetric('process_cpu_user_seconds_total') === undefined,
+          },
+        }),
         TypeOrmModule.forRoot(typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency)),
         // Global: /health reads the worker's own verdict from RetryCycleService.
         NotificationsRetryModule.forRoot({ ...retryOptions, isGlobal: true }),

@@ -7,13 +7,13 @@ export function loggerParams(root: pino.Logger): Params {
   return {
     pinoHttp: {
       logger: root,
-      // Probes call /health every few seconds; a line per probe would bury the worker's own lines.
-      autoLogging: { ignore: (req: IncomingMessage) => isHealthCheck(req.url) },
+      // Probes and scrapes call every few seconds; a line each would bury the worker's own lines.
+      autoLogging: { ignore: (req: IncomingMessage) => isProbe(req.url) },
     },
   };
 }
 
-function isHealthCheck(url: string | undefined): boolean {
-  const path = url?.split('?')[0];
-  return path === '/health' || path === '/health/';
+function isProbe(url: string | undefined): boolean {
+  const path = url?.split('?')[0]?.replace(/\/$/, '');
+  return path === '/health' || path === '/metrics';
 }

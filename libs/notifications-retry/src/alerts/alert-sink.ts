@@ -15,6 +15,10 @@ export class LoggingAlertSink extends AlertSink {
   private readonly logger = new Logger('NotificationsRetryAlert');
 
   terminalFailure(alert: TerminalFailureAlert): void {
-    this.logger.error({ msg: 'notification-terminal-failure-alert', event: 'alert', ...alert });
+    this.logger.error({
+      msg: 'notification-terminal-failure-alert',
+      event: 'notification-terminal-failure-alert',
+      ...alert,
+    });
   }
 }

@@ -7,6 +7,12 @@ import type { CircuitState } from './circuit-state';
 
 type Attempt = () => Promise<AttemptOutcome>;
 
+/** Ids of the cycle making a call, carried onto the circuit's log lines. */
+export interface CircuitCaller {
+  readonly runId: string;
+  readonly correlationId: string;
+}
+
 /** Carries a retriable outcome through opossum, which counts only rejections as failures. */
 class CountedFailure extends Error {
   constructor(readonly outcome: AttemptOutcome) {
@@ -28,6 +34,8 @@ export class ProviderCircuitBreakers implements OnModuleDestroy {
   private readonly logger = new Logger('NotificationsRetryCircuit');
   private readonly breakers = new Map<string, CircuitBreaker<[Attempt], AttemptOutcome>>();
   private readonly listeners = new Set<(providerKey: string, state: CircuitState) => void>();
+  /** The cycle whose call last went through each breaker: state changes are logged with its ids. */
+  private readonly lastCaller = new Map<string, CircuitCaller>();
 
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
@@ -57,8 +65,13 @@ export class ProviderCircuitBreakers implements OnModuleDestroy {
   }
 
   /** Runs one delivery attempt through the provider's breaker. An open circuit answers `interrupted`. */
-  async call(providerKey: string, attempt: Attempt): Promise<AttemptOutcome> {
+  async call(
+    providerKey: string,
+    attempt: Attempt,
+    caller?: CircuitCaller,
+  ): Promise<AttemptOutcome> {
     if (!this.options.circuitBreaker.enabled) return attempt();
+    if (caller) this.lastCaller.set(providerKey, caller);
     try {
       return await this.breakerFor(providerKey).fire(attempt);
     } catch (error) {
@@ -105,7 +118,9 @@ export class ProviderCircuitBreakers implements OnModuleDestroy {
         : state === 'half-open'
           ? 'circuit-half-open'
           : 'circuit-closed';
-    const fields = { msg: event, event, providerKey, state };
+    // Opening and closing happen inside a call, so they belong to that cycle; half-open comes from a timer.
+    const caller = state === 'half-open' ? undefined : this.lastCaller.get(providerKey);
+    const fields = { msg: event, event, providerKey, state, ...caller };
     if (state === 'open') this.logger.error(fields);
     else this.logger.warn(fields);
     for (const listener of this.listeners) listener(providerKey, state);

@@ -340,6 +340,13 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       excludedChannels.map((c) => ({ channel: c.channel, rows: c.dueRows })),
     );
 
+    for (const { config } of eligible.values()) {
+      this.metrics.channelActive(
+        config.key,
+        config.providerKey,
+        this.circuits.state(config.providerKey),
+      );
+    }
     const candidates = await this.notifications.findDueCandidates(
       this.quotas(eligible),
       now,
@@ -568,23 +575,27 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       trace.setSpan(otelContext.active(), context.span),
     );
     try {
-      const outcome = await this.circuits.call(channel.config.providerKey, async () => {
-        await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
-        return attemptDelivery(
-          channel.adapter,
-          {
-            id: row.id,
-            tenantId: row.tenantId,
-            channel: row.channel,
-            recipientAddress: row.recipientAddress,
-            subject: row.subject,
-            body: row.body,
-            attempts: row.attempts,
-          },
-          channel.config.timeoutMs,
-          context.interrupt.signal,
-        );
-      });
+      const outcome = await this.circuits.call(
+        channel.config.providerKey,
+        async () => {
+          await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
+          return attemptDelivery(
+            channel.adapter,
+            {
+              id: row.id,
+              tenantId: row.tenantId,
+              channel: row.channel,
+              recipientAddress: row.recipientAddress,
+              subject: row.subject,
+              body: row.body,
+              attempts: row.attempts,
+            },
+            channel.config.timeoutMs,
+            context.interrupt.signal,
+          );
+        },
+        { runId: context.runId, correlationId: context.correlationId },
+      );
       span.setAttribute('notifications.outcome', outcome.kind);
       if (outcome.kind !== 'sent') {
         span.setStatus({

@@ -36,6 +36,25 @@ export class RetryMetrics {
     this.lag.observe({ channel }, Math.max(0, lagMs));
   }
 
+  /**
+   * Starts every series of a channel at zero, so `increase()` counts its first
+   * events after a restart and dashboards show zeros instead of gaps.
+   */
+  channelActive(channel: string, provider: string, circuit: CircuitState): void {
+    const labels = { channel, provider };
+    for (const counter of [
+      this.processed,
+      this.sent,
+      this.retried,
+      this.terminalFailed,
+      this.deferred,
+    ]) {
+      counter.inc(labels, 0);
+    }
+    this.itemErrors.inc({ channel }, 0);
+    this.circuit(provider, circuit);
+  }
+
   itemFailed(channel: string): void {
     this.itemErrors.inc({ channel });
   }
