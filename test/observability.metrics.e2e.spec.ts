@@ -354,7 +354,9 @@ describe('observability: Prometheus metrics of the host app', () => {
       }
       const before = await scrapeMetrics(host.baseUrl);
       // Known from the first cycle's zeroed series, or absent before it: closed either way.
-      expect(before.find(M.circuitState, { provider: 'flaky' }).every((m) => m.value === 0)).toBe(true);
+      expect(before.find(M.circuitState, { provider: 'flaky' }).every((m) => m.value === 0)).toBe(
+        true,
+      );
 
       const report = completed(await host.cycles.runCycle());
       const after = await scrapeMetrics(host.baseUrl);

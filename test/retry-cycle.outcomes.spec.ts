@@ -432,4 +432,46 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     expect(JSON.stringify(app.alerts.alerts)).not.toContain('leaky.code');
     expect(JSON.stringify(app.logs.entries)).not.toContain('leaky.code');
   });
+
+  it('claims batch after batch in drain mode until the backlog is gone, each row once', async () => {
+    await app.close();
+    app = await createRetryTestApp({
+      url: db.url,
+      options: { batchSize: 4, concurrency: 2, drain: true },
+    });
+    ds = app.dataSource;
+    // Zero backoff: a retried row is due again at once, and must still not be taken twice in one cycle.
+    await ds.query(`UPDATE notification_channels SET backoff_base_ms = 0, backoff_max_ms = 0`);
+    const now = app.clock.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      ids.push(
+        await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 10 - i) }),
+      );
+    }
+    app.provider.respondWith((message) => {
+      if (message.id === ids[0]) throw new RetriableDeliveryError('http_503');
+      return { providerMessageId: `p-${message.id}` };
+    });
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect(report.stopReason).toBe('no-more-due');
+    expect(report.counts).toMatchObject({ processed: 10, sent: 9, retried: 1 });
+    expect(app.provider.callsFor(ids[0])).toBe(1);
+    expect(new Set(app.provider.calls.map((c) => c.message.id)).size).toBe(10);
+  });
+
+  it('stops at batchSize without drain mode', async () => {
+    await app.close();
+    app = await createRetryTestApp({ url: db.url, options: { batchSize: 4, concurrency: 2 } });
+    ds = app.dataSource;
+    const now = app.clock.now();
+    for (let i = 0; i < 10; i++)
+      await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 10 - i) });
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect(report).toMatchObject({ stopReason: 'batch-full', counts: { processed: 4 } });
+  });
 });

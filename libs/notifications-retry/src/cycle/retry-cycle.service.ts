@@ -347,11 +347,6 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         this.circuits.state(config.providerKey),
       );
     }
-    const candidates = await this.notifications.findDueCandidates(
-      this.quotas(eligible),
-      now,
-      this.options.batchSize,
-    );
     const counts = {
       processed: 0,
       sent: 0,
@@ -363,67 +358,87 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     };
     let maxLagMs = 0;
     let stopReason: CycleStopReason | null = null;
-    const queue = new DispatchQueue(
-      candidates,
-      new Map([...eligible].map(([key, channel]) => [key, channel.config])),
-      this.pacer,
-      (providerKey) => this.circuits.state(providerKey),
-    );
-    const inFlight = new Set<Promise<void>>();
+    // Rows this cycle already handled: a later batch (drain mode) must not take them again, even
+    // when a zero backoff made them due at once.
+    const seen = new Set<string>();
+    let batchFull = false;
 
     for (;;) {
-      if (stopReason) break;
+      const candidates = (
+        await this.notifications.findDueCandidates(
+          this.quotas(eligible),
+          now,
+          this.options.batchSize,
+        )
+      ).filter((candidate) => !seen.has(candidate.id));
+      for (const candidate of candidates) seen.add(candidate.id);
+      batchFull = candidates.length >= this.options.batchSize;
+      const queue = new DispatchQueue(
+        candidates,
+        new Map([...eligible].map(([key, channel]) => [key, channel.config])),
+        this.pacer,
+        (providerKey) => this.circuits.state(providerKey),
+      );
+      const inFlight = new Set<Promise<void>>();
+
+      for (;;) {
+        if (stopReason) break;
+        if (stop.aborted) stopReason = 'cancelled';
+        else if (performance.now() >= deadline) stopReason = 'deadline';
+        if (stopReason) break;
+        if (inFlight.size >= this.options.concurrency) {
+          await Promise.race(inFlight);
+          continue;
+        }
+        const decision = queue.next(performance.now());
+        if (decision.kind === 'drained') break;
+        if (decision.kind === 'wait') {
+          // Only a completion can unblock the remaining channels, and nothing is in flight: they
+          // cannot be served in this cycle.
+          if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
+          await Promise.race([
+            ...inFlight,
+            pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
+          ]);
+          continue;
+        }
+        const { candidate } = decision;
+        const task = this.processItem(
+          context,
+          candidate,
+          eligible.get(candidate.channel) as EligibleChannel,
+        )
+          .then((outcome) => {
+            if (outcome === 'skipped') counts.skipped++;
+            else if (outcome === 'error') counts.errors++;
+            else if (outcome === 'lease-lost') {
+              // Another instance owns the cycle now: write nothing more, stop the calls in flight.
+              counts.skipped++;
+              stopReason = 'lease-lost';
+              context.interrupt.abort(
+                new LeaseLostError(context.lease.key, context.lease.fencingToken),
+              );
+            } else {
+              counts.processed++;
+              counts[outcome]++;
+              maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
+            }
+          })
+          .finally(() => {
+            queue.done(candidate);
+            inFlight.delete(task);
+          });
+        inFlight.add(task);
+      }
+      // Cooperative stop: every row already handed out finishes its unit of work.
+      await Promise.all(inFlight);
+      counts.skipped += queue.dropped;
+      if (stopReason || !this.options.drain || !batchFull) break;
       if (stop.aborted) stopReason = 'cancelled';
       else if (performance.now() >= deadline) stopReason = 'deadline';
       if (stopReason) break;
-      if (inFlight.size >= this.options.concurrency) {
-        await Promise.race(inFlight);
-        continue;
-      }
-      const decision = queue.next(performance.now());
-      if (decision.kind === 'drained') break;
-      if (decision.kind === 'wait') {
-        // Only a completion can unblock the remaining channels, and nothing is in flight: they
-        // cannot be served in this cycle.
-        if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
-        await Promise.race([
-          ...inFlight,
-          pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
-        ]);
-        continue;
-      }
-      const { candidate } = decision;
-      const task = this.processItem(
-        context,
-        candidate,
-        eligible.get(candidate.channel) as EligibleChannel,
-      )
-        .then((outcome) => {
-          if (outcome === 'skipped') counts.skipped++;
-          else if (outcome === 'error') counts.errors++;
-          else if (outcome === 'lease-lost') {
-            // Another instance owns the cycle now: write nothing more, stop the calls in flight.
-            counts.skipped++;
-            stopReason = 'lease-lost';
-            context.interrupt.abort(
-              new LeaseLostError(context.lease.key, context.lease.fencingToken),
-            );
-          } else {
-            counts.processed++;
-            counts[outcome]++;
-            maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
-          }
-        })
-        .finally(() => {
-          queue.done(candidate);
-          inFlight.delete(task);
-        });
-      inFlight.add(task);
     }
-    // Cooperative stop: every row already handed out finishes its unit of work.
-    await Promise.all(inFlight);
-    counts.skipped += queue.dropped;
-    stopReason ??= candidates.length >= this.options.batchSize ? 'batch-full' : 'no-more-due';
+    stopReason ??= batchFull ? 'batch-full' : 'no-more-due';
 
     const backlog = await this.notifications.countFailedBacklog();
     this.metrics.backlog(backlog);

@@ -6,6 +6,11 @@ export interface NotificationsRetryModuleOptions {
   cron?: string;
   /** Rows claimed per cycle at most. Default 200. */
   batchSize?: number;
+  /**
+   * Keep claiming batches while they come back full and the deadline allows, to
+   * drain a backlog after an outage. Default false: `batchSize` rows per cycle.
+   */
+  drain?: boolean;
   /** Rows in flight at once; each holds a pooled connection. Default 4. */
   concurrency?: number;
   /** Default `notifications:retry-worker`. */
@@ -49,6 +54,7 @@ export interface ResolvedNotificationsRetryOptions {
   readonly enabled: boolean;
   readonly cron: string;
   readonly batchSize: number;
+  readonly drain: boolean;
   readonly concurrency: number;
   readonly lockKey: string;
   readonly lockTtlMs: number;

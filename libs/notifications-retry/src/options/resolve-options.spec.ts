@@ -89,6 +89,7 @@ describe('resolveOptions', () => {
         enabled: false,
         cron: '*/30 * * * * *',
         batchSize: 50,
+        drain: false,
         concurrency: 1,
         lockKey: 'custom:lock',
         lockTtlMs: 20_000,

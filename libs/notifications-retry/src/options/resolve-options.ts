@@ -14,6 +14,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'enabled',
   'cron',
   'batchSize',
+  'drain',
   'concurrency',
   'lockKey',
   'lockTtlMs',
@@ -54,6 +55,7 @@ export function resolveOptions(
     throw new InvalidModuleOptionsError('cron', cron, 'must be a valid cron expression');
   }
   const batchSize = integerOption('batchSize', options.batchSize, 200, 1, 10_000);
+  const drain = booleanOption('drain', options.drain, false);
   const concurrency = integerOption('concurrency', options.concurrency, 4, 1, 256);
   const lockKey = stringOption('lockKey', options.lockKey, DEFAULT_LOCK_KEY);
   const maxCycleDurationMs = integerOption(
@@ -97,6 +99,7 @@ export function resolveOptions(
     enabled,
     cron,
     batchSize,
+    drain,
     concurrency,
     lockKey,
     lockTtlMs,
