@@ -7,7 +7,9 @@ import { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';
 import { Clock, SystemClock } from './clock/clock';
 import { MathRandomSource, RandomSource } from './clock/random-source';
 import { RetryCycleScheduler } from './cycle/retry-cycle.scheduler';
+import { ChannelPacer } from './cycle/channel-pacer';
 import { RetryCycleService } from './cycle/retry-cycle.service';
+import { RowProcessor } from './cycle/row-processor';
 import { DistributedLock } from './locking/distributed-lock';
 import { PostgresDistributedLock } from './locking/postgres-distributed-lock';
 import {
@@ -55,6 +57,8 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     RetryMetrics,
     NotificationRepository,
     OutboxWriter,
+    ChannelPacer,
+    RowProcessor,
     RetryCycleService,
     RetryCycleScheduler,
     InAppProviderAdapter,

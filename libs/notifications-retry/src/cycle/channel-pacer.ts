@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+
 /**
  * Spaces a rate-limited channel's provider calls at least 1000 / rate ms apart
  * (plus a millisecond for timer granularity), so no one-second window ever
@@ -10,8 +12,10 @@
  * worker's slots; `awaitCallSlot` then holds each call to its turn, measured
  * from when the previous call really started, because the row lock taken
  * between dispatch and call takes a varying few milliseconds.
- * Times are monotonic milliseconds (performance.now()).
+ * Times are monotonic milliseconds (performance.now()). One per module: the
+ * dispatcher and the row processor share it.
  */
+@Injectable()
 export class ChannelPacer {
   private readonly nextDispatchAt = new Map<string, number>();
   /** Per channel, resolves with the moment the latest call was let through. */

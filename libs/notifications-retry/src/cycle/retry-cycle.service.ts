@@ -7,42 +7,23 @@ import {
   type BeforeApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import {
-  context as otelContext,
-  propagation,
-  SpanStatusCode,
-  trace,
-  type Span,
-} from '@opentelemetry/api';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
-import { AlertSink } from '../alerts/alert-sink';
 import { ChannelCatalog } from '../channels/channel-catalog';
-import type { ChannelConfig } from '../channels/channel-config';
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import { Clock } from '../clock/clock';
-import { RandomSource } from '../clock/random-source';
 import { InsufficientPoolSizeError } from '../errors/insufficient-pool-size.error';
 import { LeaseLostError } from '../errors/lease-lost.error';
 import { MissingProviderAdapterError } from '../errors/missing-provider-adapter.error';
 import { DistributedLock } from '../locking/distributed-lock';
-import type { Lease } from '../locking/lease';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
-import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { RetryWorkerHealth } from '../observability/retry-worker-health';
-import { OutboxWriter } from '../outbox/outbox.writer';
-import type { NotificationEntity } from '../persistence/notification.entity';
-import {
-  NotificationRepository,
-  type ChannelQuota,
-  type DueCandidate,
-} from '../persistence/notification.repository';
-import type { ProviderAdapter } from '../providers/provider-adapter';
+import { NotificationRepository, type ChannelQuota } from '../persistence/notification.repository';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
-import { attemptDelivery } from './attempt-delivery';
 import { ChannelPacer } from './channel-pacer';
-import type { AttemptOutcome } from './attempt-outcome';
+import type { CycleContext, EligibleChannel } from './cycle-context';
 import type {
   ChannelExclusionReason,
   CycleReport,
@@ -51,12 +32,8 @@ import type {
   ExcludedChannel,
 } from './cycle-report';
 import { DispatchQueue } from './dispatch-queue';
-import {
-  decideTransition,
-  isAllowedTransition,
-  type ItemResult,
-  type RowTransition,
-} from './row-transition';
+import { errorText } from './error-text';
+import { RowProcessor } from './row-processor';
 
 export interface RunCycleOptions {
   /** The due threshold. Default: the injected Clock's now. */
@@ -65,31 +42,6 @@ export interface RunCycleOptions {
   readonly signal?: AbortSignal;
   /** Carried on every log line and outbox header of the cycle. Default: a new UUID. */
   readonly correlationId?: string;
-}
-
-interface EligibleChannel {
-  readonly config: ChannelConfig;
-  readonly adapter: ProviderAdapter;
-}
-
-interface CycleContext {
-  readonly runId: string;
-  readonly correlationId: string;
-  readonly now: Date;
-  readonly lease: Lease;
-  /** Cuts provider calls in flight: shutdown grace over, or the lease lost. */
-  readonly interrupt: AbortController;
-  /** The cycle's span; provider-call spans are its children. */
-  readonly span: Span;
-}
-
-type ItemOutcome = ItemResult | 'skipped' | 'error' | 'lease-lost';
-
-/** A row's committed change, reported after COMMIT. */
-interface CommittedItem {
-  readonly row: NotificationEntity;
-  readonly transition: RowTransition;
-  readonly processedAt: Date;
 }
 
 const DEFAULT_PG_POOL_SIZE = 10;
@@ -109,8 +61,6 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   private readonly shutdown = new AbortController();
   /** Cuts provider calls still in flight once the shutdown grace period is over. */
   private readonly hardStop = new AbortController();
-  // Rate limits span cycles: a cycle right after a busy one gets no fresh burst.
-  private readonly pacer = new ChannelPacer();
   private running: Promise<CycleReport> | null = null;
   // Wall-clock time, not the injectable Clock: health is about the process, whatever "now" tests use.
   private readonly startedAt = new Date();
@@ -125,12 +75,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly catalog: ChannelCatalog,
     private readonly adapters: ProviderAdapterRegistry,
     private readonly notifications: NotificationRepository,
-    private readonly outbox: OutboxWriter,
     private readonly clock: Clock,
-    private readonly alerts: AlertSink,
     private readonly circuits: ProviderCircuitBreakers,
-    private readonly random: RandomSource,
     private readonly metrics: RetryMetrics,
+    private readonly rows: RowProcessor,
+    private readonly pacer: ChannelPacer,
   ) {
     circuits.onStateChange((providerKey, state) => metrics.circuit(providerKey, state));
   }
@@ -403,11 +352,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
           continue;
         }
         const { candidate } = decision;
-        const task = this.processItem(
-          context,
-          candidate,
-          eligible.get(candidate.channel) as EligibleChannel,
-        )
+        const task = this.rows
+          .process(context, candidate, eligible.get(candidate.channel) as EligibleChannel)
           .then((outcome) => {
             if (outcome === 'skipped') counts.skipped++;
             else if (outcome === 'error') counts.errors++;
@@ -472,222 +418,6 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       ...counts,
     });
     return report;
-  }
-
-  /** One row, one transaction: lock → provider call → status + outbox → commit. */
-  private async processItem(
-    context: CycleContext,
-    candidate: DueCandidate,
-    channel: EligibleChannel,
-  ): Promise<ItemOutcome> {
-    const { runId, correlationId } = context;
-    let committed: CommittedItem | null;
-    try {
-      committed = await this.dataSource.transaction(async (manager) => {
-        const row = await this.notifications.lockIfDue(manager, candidate, context.now);
-        if (!row) return null;
-        const { outcome, traceparent } =
-          row.attempts >= channel.config.maxAttempts
-            ? { outcome: { kind: 'exhausted' } as const, traceparent: undefined }
-            : await this.send(context, row, channel);
-        const processedAt = this.clock.now();
-        const transition = decideTransition(
-          row,
-          channel.config,
-          outcome,
-          processedAt,
-          this.random.next(),
-        );
-        if (!isAllowedTransition(row.status, transition.status)) {
-          throw new Error(`transition ${row.status} → ${transition.status} violates INV-NTF-5`);
-        }
-        if (!(await this.lock.confirm(context.lease, manager))) {
-          throw new LeaseLostError(context.lease.key, context.lease.fencingToken);
-        }
-        await this.notifications.applyTransition(manager, row.id, transition);
-        if (transition.event) {
-          const headers: NotificationDispatchedHeaders = {
-            correlationId,
-            jobRunId: runId,
-            ...(traceparent ? { traceparent } : {}),
-          };
-          await this.outbox.appendDispatched(
-            manager,
-            {
-              notificationId: row.id,
-              tenantId: row.tenantId,
-              channel: row.channel,
-              status: transition.event,
-              attempts: transition.attempts,
-              providerKey: channel.config.providerKey,
-              providerMessageId: transition.providerMessageId,
-              errorCode: transition.lastErrorCode,
-              occurredAt: processedAt.toISOString(),
-            },
-            headers,
-          );
-        }
-        return { row, transition, processedAt };
-      });
-    } catch (error) {
-      // Rolled back: the row is due again for the next cycle.
-      if (error instanceof LeaseLostError) {
-        this.logger.warn({
-          msg: 'lease-lost',
-          event: 'lease-lost',
-          runId,
-          correlationId,
-          notificationId: candidate.id,
-          fencingToken: context.lease.fencingToken,
-        });
-        return 'lease-lost';
-      }
-      this.metrics.itemFailed(candidate.channel);
-      this.logger.error({
-        msg: 'item-error',
-        event: 'item-error',
-        runId,
-        correlationId,
-        notificationId: candidate.id,
-        channel: candidate.channel,
-        error: errorText(error),
-      });
-      return 'error';
-    }
-    if (!committed) return 'skipped';
-    this.metrics.itemProcessed(
-      committed.transition.result,
-      committed.row.channel,
-      channel.config.providerKey,
-      committed.processedAt.getTime() - candidate.dueAt.getTime(),
-    );
-    await this.reportItem(context, candidate, channel, committed);
-    return committed.transition.result;
-  }
-
-  /**
-   * The provider call, in its own span under the cycle's: paced to the
-   * channel's rate, through the provider's circuit breaker, cut at the channel
-   * timeout or when the worker must stop. Returns the span's W3C traceparent
-   * for the outbox headers (none without an OpenTelemetry SDK).
-   */
-  private async send(
-    context: CycleContext,
-    row: NotificationEntity,
-    channel: EligibleChannel,
-  ): Promise<{ outcome: AttemptOutcome; traceparent: string | undefined }> {
-    const span = tracer.startSpan(
-      'notifications.retry.provider.send',
-      {
-        attributes: {
-          'notifications.notification_id': row.id,
-          'notifications.run_id': context.runId,
-          'notifications.correlation_id': context.correlationId,
-          'notifications.channel': row.channel,
-          'notifications.provider': channel.config.providerKey,
-        },
-      },
-      trace.setSpan(otelContext.active(), context.span),
-    );
-    try {
-      const outcome = await this.circuits.call(
-        channel.config.providerKey,
-        async () => {
-          await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
-          return attemptDelivery(
-            channel.adapter,
-            {
-              id: row.id,
-              tenantId: row.tenantId,
-              channel: row.channel,
-              recipientAddress: row.recipientAddress,
-              subject: row.subject,
-              body: row.body,
-              attempts: row.attempts,
-            },
-            channel.config.timeoutMs,
-            context.interrupt.signal,
-          );
-        },
-        { runId: context.runId, correlationId: context.correlationId },
-      );
-      span.setAttribute('notifications.outcome', outcome.kind);
-      if (outcome.kind !== 'sent') {
-        span.setStatus({
-          code: SpanStatusCode.ERROR,
-          message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind,
-        });
-      }
-      const carrier: Record<string, string> = {};
-      propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
-      return { outcome, traceparent: carrier.traceparent };
-    } finally {
-      span.end();
-    }
-  }
-
-  private async reportItem(
-    context: CycleContext,
-    candidate: DueCandidate,
-    channel: EligibleChannel,
-    { row, transition, processedAt }: CommittedItem,
-  ): Promise<void> {
-    const fields = {
-      runId: context.runId,
-      correlationId: context.correlationId,
-      notificationId: row.id,
-      channel: row.channel,
-      providerKey: channel.config.providerKey,
-      attempts: transition.attempts,
-      errorCode: transition.lastErrorCode,
-      lagMs: processedAt.getTime() - candidate.dueAt.getTime(),
-    };
-    switch (transition.result) {
-      case 'sent':
-        this.logger.log({ msg: 'item-sent', event: 'item-sent', ...fields });
-        return;
-      case 'retried':
-        this.logger.warn({
-          msg: 'item-retried',
-          event: 'item-retried',
-          ...fields,
-          nextAttemptAt: transition.nextAttemptAt?.toISOString(),
-        });
-        return;
-      case 'deferred':
-        this.logger.warn({
-          msg: 'item-deferred',
-          event: 'item-deferred',
-          ...fields,
-          nextAttemptAt: (transition.nextAttemptAt ?? transition.scheduledAt)?.toISOString(),
-        });
-        return;
-      case 'terminal':
-        this.logger.error({
-          msg: 'item-failed-terminal',
-          event: 'item-failed-terminal',
-          ...fields,
-        });
-        try {
-          await this.alerts.terminalFailure({
-            notificationId: row.id,
-            channel: row.channel,
-            providerKey: channel.config.providerKey,
-            attempts: transition.attempts,
-            errorCode: transition.lastErrorCode ?? 'unknown',
-            runId: context.runId,
-            correlationId: context.correlationId,
-          });
-        } catch (error) {
-          this.logger.error({
-            msg: 'alert-sink-failed',
-            event: 'alert-sink-failed',
-            ...fields,
-            error: errorText(error),
-          });
-        }
-        return;
-    }
   }
 
   /** Which channels take part in this cycle; the others' rows are never read by the claim. */
@@ -777,8 +507,4 @@ function pause(ms: number, stop: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     stop.addEventListener('abort', done, { once: true });
   });
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -1,0 +1,269 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { context as otelContext, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { DataSource } from 'typeorm';
+import { AlertSink } from '../alerts/alert-sink';
+import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
+import { Clock } from '../clock/clock';
+import { RandomSource } from '../clock/random-source';
+import { LeaseLostError } from '../errors/lease-lost.error';
+import { DistributedLock } from '../locking/distributed-lock';
+import { RetryMetrics } from '../observability/retry-metrics';
+import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import type { NotificationEntity } from '../persistence/notification.entity';
+import { NotificationRepository, type DueCandidate } from '../persistence/notification.repository';
+import { attemptDelivery } from './attempt-delivery';
+import type { AttemptOutcome } from './attempt-outcome';
+import { ChannelPacer } from './channel-pacer';
+import type { CycleContext, EligibleChannel, ItemOutcome } from './cycle-context';
+import { errorText } from './error-text';
+import { decideTransition, isAllowedTransition, type RowTransition } from './row-transition';
+
+/** A row's committed change, reported after COMMIT. */
+interface CommittedItem {
+  readonly row: NotificationEntity;
+  readonly transition: RowTransition;
+  readonly processedAt: Date;
+}
+
+const tracer = trace.getTracer('@pin/notifications-retry');
+
+/**
+ * The unit of work for one due row, in its own transaction: lock it (skipping
+ * it if anyone else holds it or it is no longer due), call its provider, check
+ * the lease is still ours, write the outcome and its outbox event, commit; then
+ * log, count and alert. Never throws: every ending is an `ItemOutcome`.
+ */
+@Injectable()
+export class RowProcessor {
+  private readonly logger = new Logger('NotificationsRetryCycle');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lock: DistributedLock,
+    private readonly notifications: NotificationRepository,
+    private readonly outbox: OutboxWriter,
+    private readonly clock: Clock,
+    private readonly random: RandomSource,
+    private readonly alerts: AlertSink,
+    private readonly circuits: ProviderCircuitBreakers,
+    private readonly pacer: ChannelPacer,
+    private readonly metrics: RetryMetrics,
+  ) {}
+
+  /** One row, one transaction: lock → provider call → fence → status + outbox → commit. */
+  async process(
+    context: CycleContext,
+    candidate: DueCandidate,
+    channel: EligibleChannel,
+  ): Promise<ItemOutcome> {
+    const { runId, correlationId } = context;
+    let committed: CommittedItem | null;
+    try {
+      committed = await this.dataSource.transaction(async (manager) => {
+        const row = await this.notifications.lockIfDue(manager, candidate, context.now);
+        if (!row) return null;
+        const { outcome, traceparent } =
+          row.attempts >= channel.config.maxAttempts
+            ? { outcome: { kind: 'exhausted' } as const, traceparent: undefined }
+            : await this.send(context, row, channel);
+        const processedAt = this.clock.now();
+        const transition = decideTransition(
+          row,
+          channel.config,
+          outcome,
+          processedAt,
+          this.random.next(),
+        );
+        if (!isAllowedTransition(row.status, transition.status)) {
+          throw new Error(`transition ${row.status} → ${transition.status} violates INV-NTF-5`);
+        }
+        if (!(await this.lock.confirm(context.lease, manager))) {
+          throw new LeaseLostError(context.lease.key, context.lease.fencingToken);
+        }
+        await this.notifications.applyTransition(manager, row.id, transition);
+        if (transition.event) {
+          const headers: NotificationDispatchedHeaders = {
+            correlationId,
+            jobRunId: runId,
+            ...(traceparent ? { traceparent } : {}),
+          };
+          await this.outbox.appendDispatched(
+            manager,
+            {
+              notificationId: row.id,
+              tenantId: row.tenantId,
+              channel: row.channel,
+              status: transition.event,
+              attempts: transition.attempts,
+              providerKey: channel.config.providerKey,
+              providerMessageId: transition.providerMessageId,
+              errorCode: transition.lastErrorCode,
+              occurredAt: processedAt.toISOString(),
+            },
+            headers,
+          );
+        }
+        return { row, transition, processedAt };
+      });
+    } catch (error) {
+      // Rolled back: the row is due again for the next cycle.
+      if (error instanceof LeaseLostError) {
+        this.logger.warn({
+          msg: 'lease-lost',
+          event: 'lease-lost',
+          runId,
+          correlationId,
+          notificationId: candidate.id,
+          fencingToken: context.lease.fencingToken,
+        });
+        return 'lease-lost';
+      }
+      this.metrics.itemFailed(candidate.channel);
+      this.logger.error({
+        msg: 'item-error',
+        event: 'item-error',
+        runId,
+        correlationId,
+        notificationId: candidate.id,
+        channel: candidate.channel,
+        error: errorText(error),
+      });
+      return 'error';
+    }
+    if (!committed) return 'skipped';
+    this.metrics.itemProcessed(
+      committed.transition.result,
+      committed.row.channel,
+      channel.config.providerKey,
+      committed.processedAt.getTime() - candidate.dueAt.getTime(),
+    );
+    await this.reportItem(context, candidate, channel, committed);
+    return committed.transition.result;
+  }
+
+  /**
+   * The provider call, in its own span under the cycle's: paced to the
+   * channel's rate, through the provider's circuit breaker, cut at the channel
+   * timeout or when the worker must stop. Returns the span's W3C traceparent
+   * for the outbox headers (none without an OpenTelemetry SDK).
+   */
+  private async send(
+    context: CycleContext,
+    row: NotificationEntity,
+    channel: EligibleChannel,
+  ): Promise<{ outcome: AttemptOutcome; traceparent: string | undefined }> {
+    const span = tracer.startSpan(
+      'notifications.retry.provider.send',
+      {
+        attributes: {
+          'notifications.notification_id': row.id,
+          'notifications.run_id': context.runId,
+          'notifications.correlation_id': context.correlationId,
+          'notifications.channel': row.channel,
+          'notifications.provider': channel.config.providerKey,
+        },
+      },
+      trace.setSpan(otelContext.active(), context.span),
+    );
+    try {
+      const outcome = await this.circuits.call(
+        channel.config.providerKey,
+        async () => {
+          await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
+          return attemptDelivery(
+            channel.adapter,
+            {
+              id: row.id,
+              tenantId: row.tenantId,
+              channel: row.channel,
+              recipientAddress: row.recipientAddress,
+              subject: row.subject,
+              body: row.body,
+              attempts: row.attempts,
+            },
+            channel.config.timeoutMs,
+            context.interrupt.signal,
+          );
+        },
+        { runId: context.runId, correlationId: context.correlationId },
+      );
+      span.setAttribute('notifications.outcome', outcome.kind);
+      if (outcome.kind !== 'sent') {
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind,
+        });
+      }
+      const carrier: Record<string, string> = {};
+      propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
+      return { outcome, traceparent: carrier.traceparent };
+    } finally {
+      span.end();
+    }
+  }
+
+  private async reportItem(
+    context: CycleContext,
+    candidate: DueCandidate,
+    channel: EligibleChannel,
+    { row, transition, processedAt }: CommittedItem,
+  ): Promise<void> {
+    const fields = {
+      runId: context.runId,
+      correlationId: context.correlationId,
+      notificationId: row.id,
+      channel: row.channel,
+      providerKey: channel.config.providerKey,
+      attempts: transition.attempts,
+      errorCode: transition.lastErrorCode,
+      lagMs: processedAt.getTime() - candidate.dueAt.getTime(),
+    };
+    switch (transition.result) {
+      case 'sent':
+        this.logger.log({ msg: 'item-sent', event: 'item-sent', ...fields });
+        return;
+      case 'retried':
+        this.logger.warn({
+          msg: 'item-retried',
+          event: 'item-retried',
+          ...fields,
+          nextAttemptAt: transition.nextAttemptAt?.toISOString(),
+        });
+        return;
+      case 'deferred':
+        this.logger.warn({
+          msg: 'item-deferred',
+          event: 'item-deferred',
+          ...fields,
+          nextAttemptAt: (transition.nextAttemptAt ?? transition.scheduledAt)?.toISOString(),
+        });
+        return;
+      case 'terminal':
+        this.logger.error({
+          msg: 'item-failed-terminal',
+          event: 'item-failed-terminal',
+          ...fields,
+        });
+        try {
+          await this.alerts.terminalFailure({
+            notificationId: row.id,
+            channel: row.channel,
+            providerKey: channel.config.providerKey,
+            attempts: transition.attempts,
+            errorCode: transition.lastErrorCode ?? 'unknown',
+            runId: context.runId,
+            correlationId: context.correlationId,
+          });
+        } catch (error) {
+          this.logger.error({
+            msg: 'alert-sink-failed',
+            event: 'alert-sink-failed',
+            ...fields,
+            error: errorText(error),
+          });
+        }
+        return;
+    }
+  }
+}
