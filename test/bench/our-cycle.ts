@@ -1,0 +1,160 @@
+import { Injectable, Module, type DynamicModule, type LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { performance } from 'node:perf_hooks';
+import type { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import {
+  NotificationProvider,
+  NotificationsRetryModule,
+  notificationsRetryEntities,
+  ProviderAdapter,
+  RetryCycleService,
+  type OutgoingNotification,
+  type SendResult,
+} from '../../libs/notifications-retry/src';
+import { BENCH_PROVIDER_KEY } from './bench-database';
+import type { CellResult } from './cell-result';
+import { fakeProvider } from './fake-provider';
+import { warmPool } from './warm-pool';
+
+/** A team's adapter, found by the module through @NotificationProvider like any other. */
+@Injectable()
+@NotificationProvider(BENCH_PROVIDER_KEY)
+export class BenchProviderAdapter extends ProviderAdapter {
+  async send(message: OutgoingNotification): Promise<SendResult> {
+    return { providerMessageId: await fakeProvider.send(message.id) };
+  }
+}
+
+@Module({ providers: [BenchProviderAdapter] })
+class BenchAdaptersModule {}
+
+@Module({})
+class BenchHostModule {}
+
+/**
+ * Counts what the library logs and drops it: the per-row log lines are built
+ * (their cost is in the figures), but not written to a terminal.
+ */
+class CountingLogger implements LoggerService {
+  lines = 0;
+  errors: unknown[] = [];
+  log(): void {
+    this.lines++;
+  }
+  warn(): void {
+    this.lines++;
+  }
+  debug(): void {
+    this.lines++;
+  }
+  verbose(): void {
+    this.lines++;
+  }
+  error(message: unknown): void {
+    this.lines++;
+    if (this.errors.length < 5) this.errors.push(message);
+  }
+}
+
+/** Connections beyond the worker's concurrency, as the host app sizes its pool (POOL_HEADROOM). */
+export const POOL_HEADROOM = 5;
+
+export interface OurCycleAppOptions {
+  readonly url: string;
+  readonly concurrency: number;
+  readonly batchSize: number;
+  /** Drain mode: claim again within the cycle while batches come back full. */
+  readonly drain: boolean;
+}
+
+export interface OurCycleApp {
+  readonly cycles: RetryCycleService;
+  readonly dataSource: DataSource;
+  readonly logger: CountingLogger;
+  close(): Promise<void>;
+}
+
+/**
+ * A Nest application context assembled as the host assembles it: its TypeORM
+ * root (pool = concurrency + 5, as apps/pin-notifications sizes it), the retry
+ * module with its schedule off, and a team module declaring the adapter.
+ */
+export async function startOurCycleApp(options: OurCycleAppOptions): Promise<OurCycleApp> {
+  const logger = new CountingLogger();
+  const root: DynamicModule = {
+    module: BenchHostModule,
+    imports: [
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url: options.url,
+        entities: notificationsRetryEntities,
+        migrationsRun: false,
+        synchronize: false,
+        logging: false,
+        extra: {
+          max: options.concurrency + POOL_HEADROOM,
+          connectionTimeoutMillis: 10_000,
+          keepAlive: true,
+        },
+      }),
+      NotificationsRetryModule.forRoot({
+        enabled: false,
+        concurrency: options.concurrency,
+        batchSize: options.batchSize,
+        drain: options.drain,
+      }),
+      BenchAdaptersModule,
+    ],
+  };
+  const app = await NestFactory.createApplicationContext(root, { logger, abortOnError: false });
+  const dataSource = app.get(DataSource);
+  // TypeORM's postgres driver keeps its pg.Pool as `master`.
+  await warmPool(
+    (dataSource.driver as unknown as { master: Pool }).master,
+    options.concurrency + 1,
+  );
+  return {
+    cycles: app.get(RetryCycleService),
+    dataSource,
+    logger,
+    close: () => app.close(),
+  };
+}
+
+export interface DrainResult extends CellResult {
+  readonly cycles: number;
+}
+
+/**
+ * Runs cycles back to back until one finds no more due rows, or until `capMs`
+ * (then the cycle stops claiming at the next row boundary and the rows in
+ * flight finish, the library's own cooperative stop). In drain mode one cycle
+ * claims batch after batch; without it each cycle takes one batch.
+ */
+export async function drainWithCycles(app: OurCycleApp, capMs: number): Promise<DrainResult> {
+  const started = performance.now();
+  const signal = Number.isFinite(capMs) ? AbortSignal.timeout(capMs) : undefined;
+  let processed = 0;
+  let errors = 0;
+  let cycles = 0;
+  for (;;) {
+    const report = await app.cycles.runCycle(signal ? { signal } : {});
+    cycles++;
+    if (report.status !== 'completed') {
+      throw new Error(`cycle skipped (${report.skipReason}) during the benchmark`);
+    }
+    processed += report.counts.processed;
+    errors += report.counts.errors;
+    if (report.stopReason === 'no-more-due' || report.stopReason === 'cancelled') break;
+    if (report.stopReason === 'lease-lost') throw new Error('lease lost during the benchmark');
+    if (signal?.aborted) break;
+  }
+  if (errors > 0) {
+    throw new Error(
+      `our cycle reported ${errors} item errors: ${JSON.stringify(app.logger.errors)}`,
+    );
+  }
+  return { processed, errors, cycles, elapsedMs: performance.now() - started };
+}

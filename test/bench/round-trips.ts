@@ -1,0 +1,59 @@
+import { Client } from 'pg';
+
+/**
+ * Counts statements sent to PostgreSQL by every `pg` client in this process
+ * (TypeORM's pool included): `Client.prototype.query` is wrapped while a
+ * counter is open. Each call is one round trip.
+ */
+export class QueryCounter {
+  private static active: QueryCounter | null = null;
+  private static installed = false;
+  readonly statements: string[] = [];
+
+  static start(): QueryCounter {
+    QueryCounter.install();
+    const counter = new QueryCounter();
+    QueryCounter.active = counter;
+    return counter;
+  }
+
+  get count(): number {
+    return this.statements.length;
+  }
+
+  stop(): void {
+    if (QueryCounter.active === this) QueryCounter.active = null;
+  }
+
+  private static install(): void {
+    if (QueryCounter.installed) return;
+    QueryCounter.installed = true;
+    const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = prototype.query;
+    prototype.query = function (this: Client, ...args: unknown[]): unknown {
+      QueryCounter.active?.statements.push(statementText(args[0]));
+      return original.apply(this, args);
+    };
+  }
+}
+
+function statementText(query: unknown): string {
+  const text =
+    typeof query === 'string'
+      ? query
+      : typeof (query as { text?: unknown } | null)?.text === 'string'
+        ? (query as { text: string }).text
+        : '(query object)';
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+export interface RoundTrips {
+  /** Statements of a cycle that finds nothing due. */
+  readonly emptyCycle: number;
+  /** Statements of a cycle that processes exactly one row. */
+  readonly oneRowCycle: number;
+  /** The hand-written unit of work for one row (BEGIN … COMMIT). */
+  readonly rawPerRow: number;
+  /** What the one-row cycle sent, in order, for the report. */
+  readonly oneRowStatements: readonly string[];
+}
