@@ -133,19 +133,18 @@ export async function loadDueRows(client: Client, count: number): Promise<void> 
 /**
  * Puts every row a cell processed back to its loaded state (due, Failed after
  * one attempt) and empties the outbox, so every cell starts from the same
- * backlog. Returns the ids it restored.
+ * backlog. Returns how many rows it restored.
  */
-export async function resetProcessedRows(client: Client): Promise<string[]> {
-  const { rows } = await client.query<{ id: string }>(
+export async function resetProcessedRows(client: Client): Promise<number> {
+  const { rowCount } = await client.query(
     `UPDATE notifications
         SET status = 'Failed', attempts = 1, next_attempt_at = created_at + interval '1 hour',
             scheduled_at = NULL, provider_message_id = NULL, sent_at = NULL,
             last_error_code = NULL, last_error_message = NULL, updated_at = created_at
-      WHERE status <> 'Failed' OR attempts <> 1
-      RETURNING id`,
+      WHERE status <> 'Failed' OR attempts <> 1`,
   );
   await client.query('TRUNCATE notification_outbox');
-  return rows.map((row) => row.id);
+  return rowCount ?? 0;
 }
 
 /** Dead tuples from the previous cell must not slow the next one down. */

@@ -144,7 +144,8 @@ function roundTripTable({ roundTrips }: BenchResults): string[] {
     '|---|---:|',
     `| empty cycle (nothing due) | ${roundTrips.emptyCycle} |`,
     `| cycle processing one row | ${roundTrips.oneRowCycle} |`,
-    `| per row (difference) | ${roundTrips.oneRowCycle - roundTrips.emptyCycle} |`,
+    `| cycle processing two rows | ${roundTrips.twoRowCycle} |`,
+    `| per row (two rows − one row) | ${roundTrips.twoRowCycle - roundTrips.oneRowCycle} |`,
     `| hand-written unit of work, per row | ${roundTrips.rawPerRow} |`,
     '',
     '<details><summary>Statements of the one-row cycle</summary>',
@@ -184,14 +185,16 @@ function targetTable(results: BenchResults): string[] {
       r: cellMedian(throughput, 'ours', 0, c) / cellMedian(throughput, 'raw', 0, c),
     }));
     const known = ratios.filter((x) => Number.isFinite(x.r));
-    rows.push(
-      `| zero-latency drain ≥ 80 % of the raw limit | ${ratios.map((x) => `c=${x.c}: ${fmt(x.r * 100)} %`).join(', ')} | ${verdict(known.length ? known.every((x) => x.r >= 0.8) : null)} |`,
-    );
+    if (known.length > 0) {
+      rows.push(
+        `| zero-latency drain ≥ 80 % of the raw limit | ${known.map((x) => `c=${x.c}: ${fmt(x.r * 100)} %`).join(', ')} | ${verdict(known.every((x) => x.r >= 0.8))} |`,
+      );
+    }
   }
-  if (options.latencies.includes(20) && options.concurrencies.includes(16)) {
-    const ours = cellMedian(throughput, 'ours', 20, 16);
+  const ours20 = cellMedian(throughput, 'ours', 20, 16);
+  if (Number.isFinite(ours20)) {
     rows.push(
-      `| 20 ms provider, concurrency 16 ≥ 90 % of 800 rows/s | ${fmt(ours)} rows/s = ${fmt((ours / 800) * 100)} % | ${verdict(Number.isFinite(ours) ? ours >= 720 : null)} |`,
+      `| 20 ms provider, concurrency 16 ≥ 90 % of 800 rows/s | ${fmt(ours20)} rows/s = ${fmt((ours20 / 800) * 100)} % | ${verdict(ours20 >= 720)} |`,
     );
   }
   const queueRatios = options.latencies.flatMap((l) =>

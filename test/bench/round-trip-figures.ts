@@ -13,9 +13,9 @@ import { median } from './stats';
 import { processNextDue } from './unit-of-work';
 
 /**
- * Counts the statements our cycle sends with nothing due and with one due row
- * (library defaults: batch 200, concurrency 4), and those of the hand-written
- * unit of work, on a scratch database of its own.
+ * Counts the statements our cycle sends with nothing due, one and two due rows
+ * (library defaults: batch 200, concurrency 4, no drain), and those of the
+ * hand-written unit of work, on a scratch database of its own.
  */
 export async function measureRoundTrips(serverUrl: string, runs: number): Promise<RoundTrips> {
   const db = await createScratchDatabase(serverUrl, 'roundtrips');
@@ -29,6 +29,7 @@ export async function measureRoundTrips(serverUrl: string, runs: number): Promis
     });
     const empty: number[] = [];
     const oneRow: number[] = [];
+    const twoRows: number[] = [];
     let oneRowStatements: string[] = [];
     try {
       await app.cycles.runCycle(); // warm-up: the pool opens its connections
@@ -38,16 +39,20 @@ export async function measureRoundTrips(serverUrl: string, runs: number): Promis
         counter.stop();
         empty.push(counter.count);
       }
-      for (let run = 0; run < runs; run++) {
-        await withClient(db.url, (client) => loadDueRows(client, 1));
+      const cycleWith = async (rows: number): Promise<string[]> => {
+        await withClient(db.url, (client) => loadDueRows(client, rows));
         const counter = QueryCounter.start();
         const report = await app.cycles.runCycle();
         counter.stop();
-        if (report.status !== 'completed' || report.counts.processed !== 1) {
-          throw new Error(`expected one processed row, got ${JSON.stringify(report)}`);
+        if (report.status !== 'completed' || report.counts.processed !== rows) {
+          throw new Error(`expected ${rows} processed rows, got ${JSON.stringify(report)}`);
         }
-        oneRow.push(counter.count);
-        oneRowStatements = counter.statements;
+        return counter.statements;
+      };
+      for (let run = 0; run < runs; run++) {
+        oneRowStatements = await cycleWith(1);
+        oneRow.push(oneRowStatements.length);
+        twoRows.push((await cycleWith(2)).length);
       }
     } finally {
       await app.close();
@@ -71,11 +76,12 @@ export async function measureRoundTrips(serverUrl: string, runs: number): Promis
     const result = {
       emptyCycle: median(empty),
       oneRowCycle: median(oneRow),
+      twoRowCycle: median(twoRows),
       rawPerRow: median(raw),
       oneRowStatements,
     };
     progress(
-      `round trips: empty cycle ${result.emptyCycle}, one-row cycle ${result.oneRowCycle}, raw row ${result.rawPerRow}`,
+      `round trips: empty cycle ${result.emptyCycle}, one row ${result.oneRowCycle}, two rows ${result.twoRowCycle}, raw row ${result.rawPerRow}`,
     );
     return result;
   } finally {

@@ -52,6 +52,8 @@ export interface RoundTrips {
   readonly emptyCycle: number;
   /** Statements of a cycle that processes exactly one row. */
   readonly oneRowCycle: number;
+  /** Statements of a cycle that processes exactly two rows: minus the one-row cycle, one row's cost. */
+  readonly twoRowCycle: number;
   /** The hand-written unit of work for one row (BEGIN … COMMIT). */
   readonly rawPerRow: number;
   /** What the one-row cycle sent, in order, for the report. */
