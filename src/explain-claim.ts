@@ -4,8 +4,6 @@
  * Uses DATABASE_URL's server when set (creating and dropping its own database
  * there), otherwise an embedded PostgreSQL.
  */
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import {
   notificationsRetryEntities,
@@ -14,6 +12,7 @@ import {
 import { explainClaimQueries } from './claim-plan/explain-claim-queries';
 import { loadClaimFixture } from './claim-plan/load-claim-fixture';
 import { startEmbeddedPostgres, type RunningPostgres } from './database/embedded-postgres';
+import { createScratchDatabase } from './database/scratch-database';
 
 async function main(): Promise<void> {
   const rowsFlag = process.argv.indexOf('--rows');
@@ -23,13 +22,10 @@ async function main(): Promise<void> {
 
   let embedded: RunningPostgres | undefined;
   const serverUrl = process.env.DATABASE_URL ?? (embedded = await startEmbeddedPostgres()).url;
-  const name = `claim_explain_${randomBytes(4).toString('hex')}`;
-  await admin(serverUrl, `CREATE DATABASE ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const db = await createScratchDatabase(serverUrl, 'claim_explain');
   const dataSource = new DataSource({
     type: 'postgres',
-    url: url.toString(),
+    url: db.url,
     entities: notificationsRetryEntities,
     migrations: notificationsRetryMigrations,
     migrationsRun: true,
@@ -49,18 +45,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await dataSource.destroy().catch(() => undefined);
-    await admin(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await db.drop();
     await embedded?.stop();
-  }
-}
-
-async function admin(url: string, sql: string): Promise<void> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
   }
 }
 

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import {
   notificationsRetryEntities,
   notificationsRetryMigrations,
 } from '../../libs/notifications-retry/src';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { createScratchDatabase, type ScratchDatabase } from '../../src/database/scratch-database';
 import { progress } from './progress';
 
 /** The channel every benchmark row belongs to, and the provider key its adapter serves. */
@@ -41,24 +41,15 @@ export async function openBenchServer(): Promise<BenchServer> {
   };
 }
 
-export interface ScratchDatabase {
-  readonly url: string;
-  readonly name: string;
-  drop(): Promise<void>;
-}
-
 /** A fresh database on the server with the library's migrations applied. */
-export async function createScratchDatabase(
+export async function createMigratedScratchDatabase(
   serverUrl: string,
   purpose: string,
 ): Promise<ScratchDatabase> {
-  const name = `bench_${purpose}_${randomBytes(4).toString('hex')}`;
-  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const db = await createScratchDatabase(serverUrl, `bench_${purpose}`);
   const dataSource = new DataSource({
     type: 'postgres',
-    url: url.toString(),
+    url: db.url,
     entities: notificationsRetryEntities,
     migrations: notificationsRetryMigrations,
     migrationsRun: true,
@@ -67,24 +58,7 @@ export async function createScratchDatabase(
   });
   await dataSource.initialize();
   await dataSource.destroy();
-  return {
-    url: url.toString(),
-    name,
-    drop: () =>
-      withClient(serverUrl, (client) =>
-        client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
-      ).then(() => undefined),
-  };
-}
-
-export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
+  return db;
 }
 
 /** The benchmark channel, served by the fake provider, with no rate or concurrency limit. */
@@ -163,3 +137,5 @@ export async function countDue(client: Client): Promise<number> {
   );
   return rows[0].due;
 }
+
+export { withClient, type ScratchDatabase } from '../../src/database/scratch-database';

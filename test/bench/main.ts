@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import {
   checkpoint,
-  createScratchDatabase,
+  createMigratedScratchDatabase,
   insertBenchChannel,
   loadDueRows,
   openBenchServer,
@@ -165,7 +165,7 @@ async function drainForMemory(url: string, options: BenchOptions): Promise<Memor
 }
 
 async function scratch(server: BenchServer, purpose: string): Promise<ScratchDatabase> {
-  const db = await createScratchDatabase(server.url, purpose);
+  const db = await createMigratedScratchDatabase(server.url, purpose);
   cleanups.push(() => db.drop());
   return db;
 }

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import {
   BENCH_CHANNEL,
-  createScratchDatabase,
+  createMigratedScratchDatabase,
   insertBenchChannel,
   loadDueRows,
   withClient,
@@ -18,7 +18,7 @@ import { processNextDue } from './unit-of-work';
  * hand-written unit of work, on a scratch database of its own.
  */
 export async function measureRoundTrips(serverUrl: string, runs: number): Promise<RoundTrips> {
-  const db = await createScratchDatabase(serverUrl, 'roundtrips');
+  const db = await createMigratedScratchDatabase(serverUrl, 'roundtrips');
   try {
     await withClient(db.url, insertBenchChannel);
     const app = await startOurCycleApp({

@@ -10,6 +10,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
+import { errorText } from './error-text';
 import { RetryCycleService } from './retry-cycle.service';
 
 export const RETRY_CYCLE_JOB_NAME = 'notifications-retry-cycle';
@@ -70,7 +71,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
       this.logger.error({
         msg: 'cycle-failed',
         event: 'cycle-failed',
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        error: errorText(error),
       });
     }
   }
