@@ -39,7 +39,7 @@ describe('claim query plan (real PostgreSQL, EXPLAIN ANALYZE of the SQL TypeORM 
 
   it('locks each row through its primary key with FOR UPDATE SKIP LOCKED and re-checks it is due', () => {
     expect(lock.sql).toMatch(/FOR UPDATE SKIP LOCKED$/);
-    expect(lock.sql).toContain('"n"."due_at" <= $3');
+    expect(lock.sql).toContain('due_at <= $3');
     expect(lock.plan).toContain('LockRows');
     expect(lock.plan).toContain('Index Scan using notifications_pkey on notifications');
   });

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import {
   insertChannel,
   insertNotification,
@@ -7,6 +7,7 @@ import {
   readNotification,
   resetTables,
 } from './support/fixtures';
+import { NotificationRepository } from '@pin/notifications-retry/persistence/notification.repository';
 import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -170,19 +171,17 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       throw new Error('must not be called');
     });
     // The dispatcher delivers it between our candidate scan and our lock.
-    const realTransaction = ds.transaction.bind(ds) as (
-      work: (m: EntityManager) => Promise<unknown>,
-    ) => Promise<unknown>;
+    const realLock = NotificationRepository.prototype.lockIfDue;
     let intercepted = false;
-    const spy = jest.spyOn(ds, 'transaction').mockImplementationOnce((async (
-      work: (m: EntityManager) => Promise<unknown>,
-    ) => {
-      intercepted = true;
-      await ds.query(`UPDATE notifications SET status = 'Sent', sent_at = now() WHERE id = $1`, [
-        id,
-      ]);
-      return realTransaction(work);
-    }) as unknown as DataSource['transaction']);
+    const spy = jest
+      .spyOn(NotificationRepository.prototype, 'lockIfDue')
+      .mockImplementationOnce(async function (this: NotificationRepository, ...args) {
+        intercepted = true;
+        await ds.query(`UPDATE notifications SET status = 'Sent', sent_at = now() WHERE id = $1`, [
+          id,
+        ]);
+        return realLock.apply(this, args);
+      });
     try {
       const report = completed(await app.cycles.runCycle());
       expect(intercepted).toBe(true);

@@ -38,6 +38,27 @@ export class DispatchQueue {
     }
   }
 
+  /**
+   * Appends a further claim (drain mode, claiming ahead); limits, pacing and
+   * in-flight counts carry on. Candidates already handed out are let go, so a
+   * long drain holds one batch, not every row of the cycle.
+   */
+  refill(candidates: readonly DueCandidate[]): void {
+    for (const [channel, queue] of this.queues) {
+      const head = this.heads.get(channel) ?? 0;
+      if (head > 0) {
+        queue.splice(0, head);
+        this.heads.set(channel, 0);
+      }
+    }
+    for (const candidate of candidates) {
+      const queue = this.queues.get(candidate.channel) ?? [];
+      queue.push(candidate);
+      this.queues.set(candidate.channel, queue);
+      if (!this.heads.has(candidate.channel)) this.heads.set(candidate.channel, 0);
+    }
+  }
+
   /** Candidates left out because their provider's circuit opened during the cycle. */
   get dropped(): number {
     return this.droppedCount;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import {
   Inject,
@@ -217,6 +218,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     try {
       const now = options.now ?? this.clock.now();
       const interrupt = new AbortController();
+      // Every provider call in flight listens on it: more than Node's default of 10 is expected.
+      setMaxListeners(this.options.concurrency + 10, interrupt.signal);
       const onHardStop = (): void => interrupt.abort(this.hardStop.signal.reason);
       if (this.hardStop.signal.aborted) onHardStop();
       this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
@@ -275,7 +278,17 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     const deadline = started + this.options.maxCycleDurationMs;
 
     const { eligible, excluded } = await this.resolveChannels();
-    const excludedChannels = await this.countExcluded(eligible, excluded, now);
+    // Everything the cycle reads before it sends anything, in one round trip.
+    const snapshot = await this.notifications.cycleSnapshot(
+      this.quotas(eligible),
+      now,
+      this.options.batchSize,
+    );
+    const excludedChannels: ExcludedChannel[] = snapshot.excludedDue.map(({ channel, due }) => ({
+      channel,
+      reason: excluded.get(channel) ?? 'not-configured',
+      dueRows: due,
+    }));
     for (const channel of excludedChannels) {
       this.logger.warn({
         msg: 'channel-disabled',
@@ -309,84 +322,92 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     let stopReason: CycleStopReason | null = null;
     // Rows this cycle already handled: a later batch (drain mode) must not take them again, even
     // when a zero backoff made them due at once.
-    const seen = new Set<string>();
-    let batchFull = false;
+    const seen = new Set<string>(snapshot.candidates.map((candidate) => candidate.id));
+    let batchFull = snapshot.candidates.length >= this.options.batchSize;
+    const queue = new DispatchQueue(
+      snapshot.candidates,
+      new Map([...eligible].map(([key, channel]) => [key, channel.config])),
+      this.pacer,
+      (providerKey) => this.circuits.state(providerKey),
+    );
+    const inFlight = new Set<Promise<void>>();
+    const inFlightIds = new Set<string>();
 
     for (;;) {
-      const candidates = (
-        await this.notifications.findDueCandidates(
-          this.quotas(eligible),
-          now,
-          this.options.batchSize,
-        )
-      ).filter((candidate) => !seen.has(candidate.id));
-      for (const candidate of candidates) seen.add(candidate.id);
-      batchFull = candidates.length >= this.options.batchSize;
-      const queue = new DispatchQueue(
-        candidates,
-        new Map([...eligible].map(([key, channel]) => [key, channel.config])),
-        this.pacer,
-        (providerKey) => this.circuits.state(providerKey),
-      );
-      const inFlight = new Set<Promise<void>>();
-
-      for (;;) {
-        if (stopReason) break;
-        if (stop.aborted) stopReason = 'cancelled';
-        else if (performance.now() >= deadline) stopReason = 'deadline';
-        if (stopReason) break;
-        if (inFlight.size >= this.options.concurrency) {
-          await Promise.race(inFlight);
-          continue;
-        }
-        const decision = queue.next(performance.now());
-        if (decision.kind === 'drained') break;
-        if (decision.kind === 'wait') {
-          // Only a completion can unblock the remaining channels, and nothing is in flight: they
-          // cannot be served in this cycle.
-          if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
-          await Promise.race([
-            ...inFlight,
-            pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
-          ]);
-          continue;
-        }
-        const { candidate } = decision;
-        const task = this.rows
-          .process(context, candidate, eligible.get(candidate.channel) as EligibleChannel)
-          .then((outcome) => {
-            if (outcome === 'skipped') counts.skipped++;
-            else if (outcome === 'error') counts.errors++;
-            else if (outcome === 'lease-lost') {
-              // Another instance owns the cycle now: write nothing more, stop the calls in flight.
-              counts.skipped++;
-              stopReason = 'lease-lost';
-              context.interrupt.abort(
-                new LeaseLostError(context.lease.key, context.lease.fencingToken),
-              );
-            } else {
-              counts.processed++;
-              counts[outcome]++;
-              maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
-            }
-          })
-          .finally(() => {
-            queue.done(candidate);
-            inFlight.delete(task);
-          });
-        inFlight.add(task);
-      }
-      // Cooperative stop: every row already handed out finishes its unit of work.
-      await Promise.all(inFlight);
-      counts.skipped += queue.dropped;
-      if (stopReason || !this.options.drain || !batchFull) break;
+      if (stopReason) break;
       if (stop.aborted) stopReason = 'cancelled';
       else if (performance.now() >= deadline) stopReason = 'deadline';
       if (stopReason) break;
+      if (inFlight.size >= this.options.concurrency) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      const decision = queue.next(performance.now());
+      if (decision.kind === 'drained') {
+        if (!this.options.drain || !batchFull) break;
+        // Drain mode: claim the next batch while the last rows of this one are still in flight, so
+        // the worker never runs below its concurrency between batches. Rows in flight are still
+        // due until they commit: the claim leaves them out.
+        const more = (
+          await this.notifications.findDueCandidates(
+            this.quotas(eligible),
+            now,
+            this.options.batchSize,
+            [...inFlightIds],
+          )
+        ).filter((candidate) => !seen.has(candidate.id));
+        for (const candidate of more) seen.add(candidate.id);
+        batchFull = more.length >= this.options.batchSize;
+        if (more.length === 0) break;
+        queue.refill(more);
+        continue;
+      }
+      if (decision.kind === 'wait') {
+        // Only a completion can unblock the remaining channels, and nothing is in flight: they
+        // cannot be served in this cycle.
+        if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
+        await Promise.race([
+          ...inFlight,
+          pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
+        ]);
+        continue;
+      }
+      const { candidate } = decision;
+      inFlightIds.add(candidate.id);
+      const task = this.rows
+        .process(context, candidate, eligible.get(candidate.channel) as EligibleChannel)
+        .then((outcome) => {
+          if (outcome === 'skipped') counts.skipped++;
+          else if (outcome === 'error') counts.errors++;
+          else if (outcome === 'lease-lost') {
+            // Another instance owns the cycle now: write nothing more, stop the calls in flight.
+            counts.skipped++;
+            stopReason = 'lease-lost';
+            context.interrupt.abort(
+              new LeaseLostError(context.lease.key, context.lease.fencingToken),
+            );
+          } else {
+            counts.processed++;
+            counts[outcome]++;
+            maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
+          }
+        })
+        .finally(() => {
+          queue.done(candidate);
+          inFlightIds.delete(candidate.id);
+          inFlight.delete(task);
+        });
+      inFlight.add(task);
     }
+    // Cooperative stop: every row already handed out finishes its unit of work.
+    await Promise.all(inFlight);
+    counts.skipped += queue.dropped;
     stopReason ??= batchFull ? 'batch-full' : 'no-more-due';
 
-    const backlog = await this.notifications.countFailedBacklog();
+    // The snapshot's count still holds when the cycle committed nothing (so an empty cycle is 4
+    // round trips: lease, channels, snapshot, release).
+    const backlog =
+      counts.processed > 0 ? await this.notifications.countFailedBacklog() : snapshot.failedBacklog;
     this.metrics.backlog(backlog);
     this.failedBacklog = backlog.reduce((sum, b) => sum + b.rows, 0);
 
@@ -459,19 +480,6 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
               1,
               Math.ceil((config.rateLimitPerSec * this.options.maxCycleDurationMs) / 1000),
             ),
-    }));
-  }
-
-  private async countExcluded(
-    eligible: Map<string, EligibleChannel>,
-    excluded: Map<string, ChannelExclusionReason>,
-    now: Date,
-  ): Promise<ExcludedChannel[]> {
-    const counts = await this.notifications.countDueOutside([...eligible.keys()], now);
-    return counts.map(({ channel, due }) => ({
-      channel,
-      reason: excluded.get(channel) ?? 'not-configured',
-      dueRows: due,
     }));
   }
 

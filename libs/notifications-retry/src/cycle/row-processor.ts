@@ -1,17 +1,24 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { context as otelContext, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { AlertSink } from '../alerts/alert-sink';
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import { Clock } from '../clock/clock';
 import { RandomSource } from '../clock/random-source';
 import { LeaseLostError } from '../errors/lease-lost.error';
 import { DistributedLock } from '../locking/distributed-lock';
+import type { Lease } from '../locking/lease';
+import type { SqlFence } from '../locking/sql-fence';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import { RetryMetrics } from '../observability/retry-metrics';
+import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
+import type { OutboxRow } from '../outbox/outbox-row';
 import { OutboxWriter } from '../outbox/outbox.writer';
-import type { NotificationEntity } from '../persistence/notification.entity';
+import type { ClaimedNotification } from '../persistence/claimed-notification';
 import { NotificationRepository, type DueCandidate } from '../persistence/notification.repository';
+import { runInPooledPgTransaction } from '../persistence/pooled-pg-transaction';
+import type { SqlExecutor } from '../persistence/sql-executor';
 import { attemptDelivery } from './attempt-delivery';
 import type { AttemptOutcome } from './attempt-outcome';
 import { ChannelPacer } from './channel-pacer';
@@ -21,7 +28,7 @@ import { decideTransition, isAllowedTransition, type RowTransition } from './row
 
 /** A row's committed change, reported after COMMIT. */
 interface CommittedItem {
-  readonly row: NotificationEntity;
+  readonly row: ClaimedNotification;
   readonly transition: RowTransition;
   readonly processedAt: Date;
 }
@@ -39,6 +46,8 @@ export class RowProcessor {
   private readonly logger = new Logger('NotificationsRetryCycle');
 
   constructor(
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
+    private readonly options: ResolvedNotificationsRetryOptions,
     private readonly dataSource: DataSource,
     private readonly lock: DistributedLock,
     private readonly notifications: NotificationRepository,
@@ -58,10 +67,12 @@ export class RowProcessor {
     channel: EligibleChannel,
   ): Promise<ItemOutcome> {
     const { runId, correlationId } = context;
+    // With an SQL fence the fence, the row and its event are one statement; otherwise confirm() first.
+    const fence = this.lock.sqlFence(context.lease);
     let committed: CommittedItem | null;
     try {
-      committed = await this.dataSource.transaction(async (manager) => {
-        const row = await this.notifications.lockIfDue(manager, candidate, context.now);
+      committed = await this.rowTransaction(fence, async (executor) => {
+        const row = await this.notifications.lockIfDue(executor, candidate, context.now);
         if (!row) return null;
         const { outcome, traceparent } =
           row.attempts >= channel.config.maxAttempts
@@ -78,32 +89,36 @@ export class RowProcessor {
         if (!isAllowedTransition(row.status, transition.status)) {
           throw new Error(`transition ${row.status} → ${transition.status} violates INV-NTF-5`);
         }
-        if (!(await this.lock.confirm(context.lease, manager))) {
-          throw new LeaseLostError(context.lease.key, context.lease.fencingToken);
-        }
-        await this.notifications.applyTransition(manager, row.id, transition);
-        if (transition.event) {
-          const headers: NotificationDispatchedHeaders = {
-            correlationId,
-            jobRunId: runId,
-            ...(traceparent ? { traceparent } : {}),
-          };
-          await this.outbox.appendDispatched(
-            manager,
-            {
-              notificationId: row.id,
-              tenantId: row.tenantId,
-              channel: row.channel,
-              status: transition.event,
-              attempts: transition.attempts,
-              providerKey: channel.config.providerKey,
-              providerMessageId: transition.providerMessageId,
-              errorCode: transition.lastErrorCode,
-              occurredAt: processedAt.toISOString(),
-            },
-            headers,
-          );
-        }
+        const event = transition.event
+          ? this.outbox.dispatchedRow(
+              {
+                notificationId: row.id,
+                tenantId: row.tenantId,
+                channel: row.channel,
+                status: transition.event,
+                attempts: transition.attempts,
+                providerKey: channel.config.providerKey,
+                providerMessageId: transition.providerMessageId,
+                errorCode: transition.lastErrorCode,
+                occurredAt: processedAt.toISOString(),
+              },
+              {
+                correlationId,
+                jobRunId: runId,
+                ...(traceparent ? { traceparent } : {}),
+              } satisfies NotificationDispatchedHeaders,
+            )
+          : null;
+        const written = fence
+          ? await this.notifications.applyTransitionFenced(
+              executor,
+              fence,
+              row.id,
+              transition,
+              event,
+            )
+          : await this.writeAfterConfirm(executor, context.lease, row.id, transition, event);
+        if (!written) throw new LeaseLostError(context.lease.key, context.lease.fencingToken);
         return { row, transition, processedAt };
       });
     } catch (error) {
@@ -143,6 +158,40 @@ export class RowProcessor {
   }
 
   /**
+   * One row's transaction. With an SQL fence every statement of the unit of
+   * work is plain SQL, so it runs on a bare pooled `pg` client (no QueryRunner,
+   * no broadcaster; prepared unless the `preparedStatements` option is off).
+   * A lock without one gets a TypeORM transaction, whose EntityManager its
+   * `confirm()` expects.
+   */
+  private rowTransaction<T>(
+    fence: SqlFence | null,
+    work: (executor: SqlExecutor) => Promise<T>,
+  ): Promise<T> {
+    return fence
+      ? runInPooledPgTransaction(this.dataSource, this.options, work)
+      : this.dataSource.transaction(work);
+  }
+
+  /**
+   * For a DistributedLock without an SQL fence: confirm, then write, one
+   * statement each. Only ever called inside `dataSource.transaction()`, so the
+   * executor is that transaction's EntityManager.
+   */
+  private async writeAfterConfirm(
+    executor: SqlExecutor,
+    lease: Lease,
+    id: string,
+    transition: RowTransition,
+    event: OutboxRow | null,
+  ): Promise<boolean> {
+    if (!(await this.lock.confirm(lease, executor as EntityManager))) return false;
+    await this.notifications.applyTransition(executor, id, transition);
+    if (event) await this.outbox.append(executor, event);
+    return true;
+  }
+
+  /**
    * The provider call, in its own span under the cycle's: paced to the
    * channel's rate, through the provider's circuit breaker, cut at the channel
    * timeout or when the worker must stop. Returns the span's W3C traceparent
@@ -150,7 +199,7 @@ export class RowProcessor {
    */
   private async send(
     context: CycleContext,
-    row: NotificationEntity,
+    row: ClaimedNotification,
     channel: EligibleChannel,
   ): Promise<{ outcome: AttemptOutcome; traceparent: string | undefined }> {
     const span = tracer.startSpan(

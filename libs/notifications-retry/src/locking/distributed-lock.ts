@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { Lease } from './lease';
+import type { SqlFence } from './sql-fence';
 
 /**
  * Makes one instance the owner of a cycle. Expiry must be judged by one clock
@@ -17,6 +18,18 @@ export abstract class DistributedLock {
    * holds a share lock on the lease until it commits, so a takeover waits for it.
    */
   abstract confirm(lease: Lease, manager: EntityManager): Promise<boolean>;
+
+  /**
+   * Optional: the same fence as `confirm()`, stated as SQL (see `SqlFence`).
+   * With it the cycle checks the fence inside the statement that writes the
+   * row's outcome and runs the row's transaction on a bare pooled `pg` client;
+   * without it (null, the default) the cycle calls `confirm()` with a TypeORM
+   * EntityManager, one statement more per row.
+   */
+  sqlFence(lease: Lease): SqlFence | null {
+    void lease;
+    return null;
+  }
 
   /** Releases the lease if it is still this one; a no-op once someone else took over. */
   abstract release(lease: Lease): Promise<void>;

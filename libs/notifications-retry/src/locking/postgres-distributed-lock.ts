@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DistributedLock } from './distributed-lock';
 import type { Lease } from './lease';
+import type { SqlFence } from './sql-fence';
 
 /**
  * Lease in `distributed_locks`. One statement each way, and every time comparison
@@ -32,13 +33,19 @@ export class PostgresDistributedLock extends DistributedLock {
   }
 
   async confirm(lease: Lease, manager: EntityManager): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `SELECT 1 FROM distributed_locks
-        WHERE key = $1 AND owner = $2 AND fencing_token = $3 AND expires_at > now()
-          FOR SHARE`,
-      [lease.key, lease.owner, lease.fencingToken],
-    );
+    const fence = this.sqlFence(lease);
+    const rows: unknown[] = await manager.query(fence.sql, [...fence.params]);
     return rows.length === 1;
+  }
+
+  /** A share lock on the lease row: a takeover's UPDATE waits until the row's transaction ends. */
+  override sqlFence(lease: Lease): SqlFence {
+    return {
+      sql: `SELECT 1 FROM distributed_locks
+             WHERE key = $1 AND owner = $2 AND fencing_token = $3 AND expires_at > now()
+               FOR SHARE`,
+      params: [lease.key, lease.owner, lease.fencingToken],
+    };
   }
 
   async release(lease: Lease): Promise<void> {

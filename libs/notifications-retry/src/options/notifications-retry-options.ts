@@ -13,6 +13,13 @@ export interface NotificationsRetryModuleOptions {
   drain?: boolean;
   /** Rows in flight at once; each holds a pooled connection. Default 4. */
   concurrency?: number;
+  /**
+   * Send each row's statements as named prepared statements, parsed and planned
+   * once per connection. Default true. Turn it off behind a pooler that does
+   * not keep prepared statements across transactions, such as PgBouncer in
+   * transaction mode before 1.21 (from 1.21, `max_prepared_statements` > 0).
+   */
+  preparedStatements?: boolean;
   /** Default `notifications:retry-worker`. */
   lockKey?: string;
   /** Lease time to live; must exceed `maxCycleDurationMs`. Default 90 000. */
@@ -56,6 +63,7 @@ export interface ResolvedNotificationsRetryOptions {
   readonly batchSize: number;
   readonly drain: boolean;
   readonly concurrency: number;
+  readonly preparedStatements: boolean;
   readonly lockKey: string;
   readonly lockTtlMs: number;
   readonly maxCycleDurationMs: number;

@@ -30,6 +30,7 @@ describe('resolveOptions', () => {
       expect(options.maxCycleDurationMs).toBe(45_000);
       expect(options.lockKey).toBe('notifications:retry-worker');
       expect(options.stubProviders).toEqual({ email: false, sms: false, push: false });
+      expect(options.preparedStatements).toBe(true);
     });
 
     it('exports the default lock key of the design', () => {
@@ -78,6 +79,7 @@ describe('resolveOptions', () => {
         cron: '*/30 * * * * *',
         batchSize: 50,
         concurrency: 1,
+        preparedStatements: false,
         lockKey: 'custom:lock',
         lockTtlMs: 20_000,
         maxCycleDurationMs: 10_000,
@@ -91,6 +93,7 @@ describe('resolveOptions', () => {
         batchSize: 50,
         drain: false,
         concurrency: 1,
+        preparedStatements: false,
         lockKey: 'custom:lock',
         lockTtlMs: 20_000,
         maxCycleDurationMs: 10_000,
@@ -229,6 +232,13 @@ describe('resolveOptions', () => {
         option: 'instanceId',
         value: 42,
         shown: '42',
+      },
+      {
+        name: 'non-boolean preparedStatements',
+        raw: { preparedStatements: 'off' },
+        option: 'preparedStatements',
+        value: 'off',
+        shown: '"off"',
       },
       {
         name: 'non-boolean enabled',

@@ -16,6 +16,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'batchSize',
   'drain',
   'concurrency',
+  'preparedStatements',
   'lockKey',
   'lockTtlMs',
   'maxCycleDurationMs',
@@ -57,6 +58,7 @@ export function resolveOptions(
   const batchSize = integerOption('batchSize', options.batchSize, 200, 1, 10_000);
   const drain = booleanOption('drain', options.drain, false);
   const concurrency = integerOption('concurrency', options.concurrency, 4, 1, 256);
+  const preparedStatements = booleanOption('preparedStatements', options.preparedStatements, true);
   const lockKey = stringOption('lockKey', options.lockKey, DEFAULT_LOCK_KEY);
   const maxCycleDurationMs = integerOption(
     'maxCycleDurationMs',
@@ -101,6 +103,7 @@ export function resolveOptions(
     batchSize,
     drain,
     concurrency,
+    preparedStatements,
     lockKey,
     lockTtlMs,
     maxCycleDurationMs,
