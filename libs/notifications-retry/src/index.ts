@@ -66,6 +66,7 @@ export { DistributedLockEntity } from './persistence/distributed-lock.entity';
 export { NotificationsRetryError } from './errors/notifications-retry.error';
 export { InvalidModuleOptionsError } from './errors/invalid-module-options.error';
 export { InvalidChannelConfigError } from './errors/invalid-channel-config.error';
+export { InvalidChannelCatalogError } from './errors/invalid-channel-catalog.error';
 export { DuplicateProviderKeyError } from './errors/duplicate-provider-key.error';
 export { InvalidProviderAdapterError } from './errors/invalid-provider-adapter.error';
 export { InsufficientPoolSizeError } from './errors/insufficient-pool-size.error';

@@ -1,0 +1,193 @@
+import { Logger } from '@nestjs/common';
+import { InvalidChannelCatalogError } from '../errors/invalid-channel-catalog.error';
+import { InvalidChannelConfigError } from '../errors/invalid-channel-config.error';
+import { ChannelCatalog } from './channel-catalog';
+import type { ChannelConfig } from './channel-config';
+import { validateCatalogChannels, validateChannelConfig } from './validate-channel-config';
+
+const SOURCE = 'ChannelCatalog TeamCatalog channel';
+
+function sms(overrides: Record<string, unknown> = {}): ChannelConfig {
+  const config: ChannelConfig = {
+    key: 'sms',
+    isEnabled: true,
+    providerKey: 'twilio',
+    maxAttempts: 3,
+    backoff: { kind: 'Exponential', baseMs: 1_000, maxMs: 60_000, multiplier: 2 },
+    timeoutMs: 5_000,
+    rateLimitPerSec: null,
+    maxConcurrency: null,
+  };
+  return { ...config, ...overrides };
+}
+
+function invalid(entry: unknown): InvalidChannelConfigError {
+  let thrown: unknown;
+  try {
+    validateChannelConfig(entry, SOURCE);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(InvalidChannelConfigError);
+  return thrown as InvalidChannelConfigError;
+}
+
+describe('validateChannelConfig (what a custom ChannelCatalog returns)', () => {
+  it('accepts a valid config, keeping jitter as given and trimming the provider key', () => {
+    expect(validateChannelConfig(sms({ providerKey: ' twilio ' }), SOURCE)).toEqual({
+      ...sms(),
+      backoff: { kind: 'Exponential', baseMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: false },
+    });
+    expect(
+      validateChannelConfig(sms({ backoff: { kind: 'Fixed', baseMs: 500, jitter: true } }), SOURCE)
+        .backoff,
+    ).toEqual({ kind: 'Fixed', baseMs: 500, maxMs: null, jitter: true });
+  });
+
+  it('reads absent optional limits as none, like null columns', () => {
+    const rest: Record<string, unknown> = { ...sms() };
+    delete rest.rateLimitPerSec;
+    delete rest.maxConcurrency;
+    expect(validateChannelConfig(rest, SOURCE)).toMatchObject({
+      rateLimitPerSec: null,
+      maxConcurrency: null,
+    });
+  });
+
+  it.each<[string, unknown, string, string]>([
+    ['maxAttempts 0', sms({ maxAttempts: 0 }), 'maxAttempts', 'got 0'],
+    ['maxAttempts "3" (a string)', sms({ maxAttempts: '3' }), 'maxAttempts', 'got "3"'],
+    ['timeoutMs NaN', sms({ timeoutMs: NaN }), 'timeoutMs', 'got NaN'],
+    ['timeoutMs missing', sms({ timeoutMs: undefined }), 'timeoutMs', 'got undefined'],
+    [
+      'negative base delay',
+      sms({ backoff: { kind: 'Fixed', baseMs: -1 } }),
+      'backoff.baseMs',
+      'got -1',
+    ],
+    [
+      'unknown backoff kind',
+      sms({ backoff: { kind: 'Linear', baseMs: 1 } }),
+      'backoff.kind',
+      'got "Linear"',
+    ],
+    [
+      'Exponential without a cap',
+      sms({ backoff: { kind: 'Exponential', baseMs: 1, multiplier: 2 } }),
+      'backoff.maxMs',
+      'got null',
+    ],
+    [
+      'multiplier below 1',
+      sms({ backoff: { kind: 'Exponential', baseMs: 1, maxMs: 10, multiplier: 0.5 } }),
+      'backoff.multiplier',
+      'got 0.5',
+    ],
+    ['backoff missing', sms({ backoff: undefined }), 'backoff', 'got undefined'],
+    [
+      'jitter "yes"',
+      sms({ backoff: { kind: 'Fixed', baseMs: 1, jitter: 'yes' } }),
+      'backoff.jitter',
+      'got "yes"',
+    ],
+    ['rate limit 0', sms({ rateLimitPerSec: 0 }), 'rateLimitPerSec', 'got 0'],
+    ['max concurrency 1.5', sms({ maxConcurrency: 1.5 }), 'maxConcurrency', 'got 1.5'],
+    ['blank provider key', sms({ providerKey: '  ' }), 'providerKey', 'got "  "'],
+    ['numeric provider key', sms({ providerKey: 7 }), 'providerKey', 'got 7'],
+    ['isEnabled "true" (a string)', sms({ isEnabled: 'true' }), 'isEnabled', 'got "true"'],
+    ['empty key', sms({ key: '' }), 'key', 'got ""'],
+    ['numeric key', sms({ key: 42 }), 'key', 'got 42'],
+  ])('%s → InvalidChannelConfigError naming the field and value', (_name, entry, field, shown) => {
+    const error = invalid(entry);
+    expect(error.code).toBe('invalid_channel_config');
+    expect(error.column).toBe(field);
+    expect(error.source).toBe(SOURCE);
+    expect(error.message).toContain(SOURCE);
+    expect(error.message).toContain(`: ${field} `);
+    expect(error.message).toContain(shown);
+  });
+
+  it('rejects an entry that is not an object', () => {
+    expect(invalid(null).column).toBe('(entry)');
+    expect(invalid('sms').column).toBe('(entry)');
+    expect(invalid([sms()]).column).toBe('(entry)');
+  });
+});
+
+describe('validateCatalogChannels', () => {
+  it('leaves invalid entries out, reports each, and keeps the rest in order', () => {
+    const reported: InvalidChannelConfigError[] = [];
+    const result = validateCatalogChannels(
+      [sms({ key: 'a' }), sms({ key: 'b', maxAttempts: 0 }), null, sms({ key: 'c' })],
+      'TeamCatalog',
+      (error) => reported.push(error),
+    );
+    expect(result.map((c) => c.key)).toEqual(['a', 'c']);
+    expect(reported.map((e) => [e.channel, e.column])).toEqual([
+      ['b', 'maxAttempts'],
+      ['undefined', '(entry)'],
+    ]);
+  });
+
+  it('is idempotent on its own output', () => {
+    const once = validateCatalogChannels([sms()], 'TeamCatalog', () => undefined);
+    expect(validateCatalogChannels(once, 'TeamCatalog', () => undefined)).toEqual(once);
+  });
+
+  it.each([null, undefined, { sms: sms() }, 'sms'])(
+    'throws InvalidChannelCatalogError for a result that is not an array (%p)',
+    (result) => {
+      expect(() => validateCatalogChannels(result, 'TeamCatalog', () => undefined)).toThrow(
+        InvalidChannelCatalogError,
+      );
+      expect(() => validateCatalogChannels(result, 'TeamCatalog', () => undefined)).toThrow(
+        /^ChannelCatalog TeamCatalog\.getChannels\(\) must resolve to an array/,
+      );
+    },
+  );
+});
+
+describe('ChannelCatalog (the boundary every catalog passes)', () => {
+  class TeamCatalog extends ChannelCatalog {
+    constructor(private readonly entries: unknown) {
+      super();
+    }
+    getChannels(): Promise<readonly ChannelConfig[]> {
+      return Promise.resolve(this.entries as ChannelConfig[]);
+    }
+  }
+
+  it("validates a subclass's getChannels(), leaving the invalid entries out with a log line", async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      const catalog = new TeamCatalog([sms(), sms({ key: 'push', timeoutMs: 0 })]);
+      expect((await catalog.getChannels()).map((c) => c.key)).toEqual(['sms']);
+      expect(logged).toHaveBeenCalledWith(
+        expect.objectContaining({
+          event: 'channel-config-invalid',
+          catalog: 'TeamCatalog',
+          channel: 'push',
+          field: 'timeoutMs',
+          errorCode: 'invalid_channel_config',
+        }),
+      );
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it('rejects with InvalidChannelCatalogError when the subclass returns no array', async () => {
+    await expect(new TeamCatalog(undefined).getChannels()).rejects.toBeInstanceOf(
+      InvalidChannelCatalogError,
+    );
+  });
+
+  it("passes the subclass's own rejection through unchanged", async () => {
+    class Failing extends ChannelCatalog {
+      getChannels(): Promise<readonly ChannelConfig[]> {
+        return Promise.reject(new Error('config service down'));
+      }
+    }
+    await expect(new Failing().getChannels()).rejects.toThrow('config service down');
+  });
+});
