@@ -156,4 +156,8 @@ describe('redactPersonalData', () => {
       expect(out).toBe(`rejected: ${REDACTED}`);
     });
   });
+
+  it('replaces NUL, which a PostgreSQL text column refuses, with U+FFFD', () => {
+    expect(redactPersonalData('bad\u0000thing\u0000')).toBe('bad\uFFFDthing\uFFFD');
+  });
 });

@@ -5,6 +5,8 @@ const LONG_NUMBER = /\+?\d[\d\s().-]{5,}\d/g;
 // Only values this long are searched for verbatim; shorter ones would blank out ordinary words.
 const MIN_VERBATIM_LENGTH = 4;
 const MAX_STORED_LENGTH = 500;
+const NUL = '\u0000';
+const REPLACEMENT_CHARACTER = '\uFFFD';
 
 /** The personal values of one notification, searched for verbatim. */
 export interface PersonalValues {
@@ -28,5 +30,8 @@ export function redactPersonalData(text: string, values: PersonalValues = {}): s
     .sort((a, b) => b.length - a.length);
   for (const value of verbatim) safe = safe.split(value).join(REDACTED);
   safe = safe.replace(EMAIL, REDACTED).replace(LONG_NUMBER, REDACTED);
+  // PostgreSQL text cannot hold NUL: one in a provider's error text would fail the row's UPDATE,
+  // roll the attempt back and have the row sent again every cycle.
+  safe = safe.split(NUL).join(REPLACEMENT_CHARACTER);
   return safe.length > MAX_STORED_LENGTH ? `${safe.slice(0, MAX_STORED_LENGTH)}…` : safe;
 }

@@ -1,0 +1,230 @@
+import { Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import {
+  NotificationProvider,
+  ProviderAdapter,
+  type OutgoingNotification,
+  type SendResult,
+} from '@pin/notifications-retry';
+import { completed } from './support/cycle-reports';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  outboxEvents,
+  readNotification,
+  resetTables,
+} from './support/fixtures';
+import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { createTestDatabase, type TestDatabase } from './support/test-database';
+
+/**
+ * Hands back whatever the test scripts, exactly: no `async`, no `await`, so a
+ * thenable or a non-promise reaches the worker as the adapter returned it.
+ */
+@Injectable()
+@NotificationProvider('raw')
+class RawAdapter extends ProviderAdapter {
+  behaviour: (message: OutgoingNotification) => unknown = (message) => ({
+    providerMessageId: `p-${message.id}`,
+  });
+
+  send(message: OutgoingNotification): Promise<SendResult> {
+    return this.behaviour(message) as Promise<SendResult>;
+  }
+}
+
+/**
+ * Adapters that answer what no adapter should. Throwing a string, throwing
+ * undefined, a plain Error, no id, an undefined result and a numeric id are in
+ * retry-cycle.outcomes.spec.ts ("counts an adapter that … as a retriable
+ * failure"); these are the rest. In every case the bad row ends recoverable
+ * (retriable, or untouched and due) and the other row of the cycle is sent.
+ */
+describe('bad input: adapter results (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let app: RetryTestApp;
+  let ds: DataSource;
+  let adapter: RawAdapter;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await createRetryTestApp({
+      url: db.url,
+      options: { concurrency: 2 },
+      adapters: [RawAdapter],
+    });
+    ds = app.dataSource;
+    adapter = app.module.get(RawAdapter);
+    process.on('unhandledRejection', onUnhandled);
+  });
+
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    await app?.close();
+    await db?.drop();
+  });
+
+  beforeEach(async () => {
+    await resetTables(ds);
+    app.logs.entries.length = 0;
+    unhandled.length = 0;
+    await insertChannel(ds, { key: 'email', providerKey: 'raw', maxAttempts: 3 });
+  });
+
+  /** One row answered by `behaviour`, one ordinary row; runs a cycle. */
+  async function cycleWith(behaviour: () => unknown): Promise<{ bad: string; ordinary: string }> {
+    const now = app.clock.now();
+    const bad = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 2),
+    });
+    const ordinary = await insertNotification(ds, {
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
+    adapter.behaviour = (message) =>
+      message.id === bad ? behaviour() : { providerMessageId: `p-${message.id}` };
+    completed(await app.cycles.runCycle());
+    expect((await readNotification(ds, ordinary)).status).toBe('Sent');
+    expect(await outboxEvents(ds, ordinary)).toHaveLength(1);
+    // Whatever settles late must not surface as a process-level failure.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(unhandled).toEqual([]);
+    return { bad, ordinary };
+  }
+
+  async function expectRetried(id: string, code: string): Promise<void> {
+    expect(await readNotification(ds, id)).toMatchObject({
+      status: 'Failed',
+      attempts: 2,
+      last_error_code: code,
+    });
+    expect(app.logs.events('item-retried')).toEqual([
+      expect.objectContaining({ notificationId: id, errorCode: code }),
+    ]);
+    expect(await outboxEvents(ds, id)).toHaveLength(0);
+  }
+
+  it('throws null → a retriable provider_error_non_error', async () => {
+    const { bad } = await cycleWith(() => {
+      throw null;
+    });
+    await expectRetried(bad, 'provider_error_non_error');
+  });
+
+  it('rejects with null → a retriable provider_error_non_error', async () => {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the bad input under test
+    const { bad } = await cycleWith(() => Promise.reject(null));
+    await expectRetried(bad, 'provider_error_non_error');
+  });
+
+  it('a thenable that resolves and then rejects: the first settlement wins (Sent), the late rejection is swallowed', async () => {
+    const { bad } = await cycleWith(() => ({
+      then(resolve: (value: SendResult) => void, reject: (reason: unknown) => void): void {
+        resolve({ providerMessageId: 'first' });
+        reject(new Error('settled again'));
+        resolve({ providerMessageId: 'second' });
+      },
+    }));
+    expect(await readNotification(ds, bad)).toMatchObject({
+      status: 'Sent',
+      provider_message_id: 'first',
+    });
+    expect(await outboxEvents(ds, bad)).toHaveLength(1);
+  });
+
+  it('a thenable that rejects and later resolves: counted as the failure it first reported', async () => {
+    const { bad } = await cycleWith(() => ({
+      then(resolve: (value: SendResult) => void, reject: (reason: unknown) => void): void {
+        reject(new Error('first: refused'));
+        setTimeout(() => resolve({ providerMessageId: 'late' }), 1);
+      },
+    }));
+    await expectRetried(bad, 'provider_error');
+  });
+
+  it('a thenable that calls back twice asynchronously with different ids keeps the first', async () => {
+    const { bad } = await cycleWith(() => ({
+      then(resolve: (value: SendResult) => void): void {
+        setTimeout(() => resolve({ providerMessageId: 'one' }), 1);
+        setTimeout(() => resolve({ providerMessageId: 'two' }), 2);
+      },
+    }));
+    expect((await readNotification(ds, bad)).provider_message_id).toBe('one');
+  });
+
+  it.each<[string, () => unknown]>([
+    ['an empty id', () => ({ providerMessageId: '' })],
+    ['a blank id', () => ({ providerMessageId: ' \t\n' })],
+    ['a String object id', () => ({ providerMessageId: new String('boxed') })],
+    ['null', () => null],
+    ['a bare string', () => 'msg-1'],
+  ])('returns %s → a retriable provider_invalid_result', async (_label, behaviour) => {
+    const { bad } = await cycleWith(behaviour);
+    await expectRetried(bad, 'provider_invalid_result');
+  });
+
+  it('a result whose providerMessageId getter throws → a retriable provider_error', async () => {
+    const { bad } = await cycleWith(() => ({
+      get providerMessageId(): string {
+        throw new Error('lazy field exploded');
+      },
+    }));
+    await expectRetried(bad, 'provider_error');
+  });
+
+  it('throws an error text with NUL in it → retriable, stored with U+FFFD (text cannot hold NUL)', async () => {
+    const { bad } = await cycleWith(() => {
+      throw new Error('upstream said \u0000 and stopped');
+    });
+    await expectRetried(bad, 'provider_error');
+    expect((await readNotification(ds, bad)).last_error_message).toBe(
+      'upstream said \uFFFD and stopped',
+    );
+  });
+
+  it('a thrown Error whose message getter throws leaves the row untouched and due, logged as item-error', async () => {
+    const hostile = Object.create(Error.prototype, {
+      message: {
+        get(): string {
+          throw new Error('message getter exploded');
+        },
+      },
+    }) as Error;
+    const now = app.clock.now();
+    const bad = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(now, 2),
+    });
+    const before = await readNotification(ds, bad);
+    const ordinary = await insertNotification(ds, {
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 1),
+    });
+    adapter.behaviour = (message) => {
+      if (message.id === bad) throw hostile;
+      return { providerMessageId: `p-${message.id}` };
+    };
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect((await readNotification(ds, ordinary)).status).toBe('Sent');
+    expect(report.counts).toMatchObject({ sent: 1 });
+    const row = await readNotification(ds, bad);
+    // Either classified (retriable) or rolled back (untouched): never terminal, never Sent.
+    if (row.attempts === 1) {
+      expect(row).toEqual(before);
+      expect(app.logs.events('item-error')).toEqual([
+        expect.objectContaining({ notificationId: bad }),
+      ]);
+    } else {
+      expect(row).toMatchObject({ status: 'Failed', attempts: 2 });
+      expect(row.next_attempt_at).not.toBeNull();
+    }
+  });
+});
