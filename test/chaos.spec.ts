@@ -1,0 +1,50 @@
+import { rmSync } from 'node:fs';
+import { FULL_RUN, defaultOutDir, type ChaosOptions } from './chaos/chaos-options';
+import { runChaos, type ChaosResult } from './chaos/run-chaos';
+import { testServerUrl } from './support/test-server';
+
+/**
+ * The chaos run of `npm run chaos` at a small size: the same runner, three
+ * instance processes, SIGKILLs, pg_terminate_backend and a SIGTERM mid-cycle,
+ * then every invariant and the personal-data scan. Assertions are on the
+ * invariants only (each holds or it does not), never on timings or rates.
+ */
+describe('chaos run (reduced size)', () => {
+  const options: ChaosOptions = {
+    ...FULL_RUN,
+    rows: 600,
+    maxDurationS: 90,
+    killEveryMs: 4_000,
+    terminateEveryMs: 2_500,
+    sigterms: 1,
+    concurrency: 4,
+    batchSize: 30,
+    spreadMs: 5_000,
+    outDir: defaultOutDir(),
+  };
+  let result: ChaosResult;
+
+  beforeAll(async () => {
+    result = await runChaos(options, () => undefined, testServerUrl());
+  }, 150_000);
+
+  afterAll(() => {
+    // Kept for inspection when something failed.
+    if (result?.passed) rmSync(options.outDir, { recursive: true, force: true });
+  });
+
+  it('holds every invariant and leaks no personal data', () => {
+    const failed = result.invariants.filter((i) => !i.passed);
+    expect(failed.length === 0 ? 'all invariants hold' : result.report).toBe('all invariants hold');
+    expect(result.scan.selfCheck).toBe(true);
+    expect(result.scan.leaks).toEqual([]);
+  });
+
+  it('really did the chaos: SIGKILLs, backend terminations and a SIGTERM mid-cycle that exited 0', () => {
+    expect(result.crashes.filter((c) => c.kind === 'sigkill').length).toBeGreaterThan(0);
+    expect(result.crashes.filter((c) => c.kind === 'terminate').length).toBeGreaterThan(0);
+    const sigterms = result.sigterms.filter((s) => !s.final);
+    expect(sigterms).toHaveLength(1);
+    expect(sigterms[0]).toMatchObject({ midCycle: true, code: 0, signal: null });
+  });
+});

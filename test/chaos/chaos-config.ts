@@ -1,0 +1,105 @@
+/**
+ * What the chaos runner and its instances share: the channels and their
+ * providers, the worker's short schedule, and how an instance is configured
+ * (one JSON environment variable, so a restart is the same command again).
+ */
+
+/** The lease the library takes by default; the audit trigger reads this row. */
+export const CHAOS_LOCK_KEY = 'notifications:retry-worker';
+
+/** application_name (and lease owner) prefix of the instances' worker connections. */
+export const WORKER_APP_PREFIX = 'chaos-worker-';
+/** application_name prefix of the ledger's own connections: never terminated by the runner. */
+export const LEDGER_APP_PREFIX = 'chaos-ledger-';
+
+export const INSTANCE_CONFIG_ENV = 'CHAOS_INSTANCE_CONFIG';
+
+export interface ChaosChannel {
+  readonly key: string;
+  readonly providerKey: string;
+  readonly maxAttempts: number;
+  readonly backoffKind: 'Fixed' | 'Exponential';
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  /** Per-call timeout; the adapter's hangs outlast it. */
+  readonly timeoutMs: number;
+  readonly rateLimitPerSec: number | null;
+  readonly maxConcurrency: number | null;
+  /** Seeded as SMS-style phone numbers rather than e-mail addresses. */
+  readonly addressKind: 'email' | 'phone';
+}
+
+/** Several channels, each served by its own fault-injecting adapter (provider key). */
+export const CHAOS_CHANNELS: readonly ChaosChannel[] = [
+  {
+    key: 'email',
+    providerKey: 'chaos-email',
+    maxAttempts: 4,
+    backoffKind: 'Exponential',
+    backoffBaseMs: 200,
+    backoffMaxMs: 1_500,
+    timeoutMs: 300,
+    rateLimitPerSec: null,
+    maxConcurrency: null,
+    addressKind: 'email',
+  },
+  {
+    key: 'sms',
+    providerKey: 'chaos-sms',
+    maxAttempts: 3,
+    backoffKind: 'Fixed',
+    backoffBaseMs: 400,
+    backoffMaxMs: 400,
+    timeoutMs: 250,
+    rateLimitPerSec: null,
+    maxConcurrency: 4,
+    addressKind: 'phone',
+  },
+  {
+    key: 'push',
+    providerKey: 'chaos-push',
+    maxAttempts: 5,
+    backoffKind: 'Exponential',
+    backoffBaseMs: 100,
+    backoffMaxMs: 1_000,
+    timeoutMs: 300,
+    rateLimitPerSec: null,
+    maxConcurrency: null,
+    addressKind: 'email',
+  },
+];
+
+/** Retry-After the throttled answers carry. */
+export const THROTTLE_RETRY_AFTER_MS = 300;
+
+/**
+ * The worker's schedule for the run: a cycle every second, short cycles and a
+ * short lease, so a SIGKILLed lease owner blocks the others for seconds, not
+ * minutes. The library requires lockTtlMs ≥ maxCycleDurationMs + 5 s + the
+ * longest channel timeout.
+ */
+export const CHAOS_WORKER = {
+  cron: '* * * * * *',
+  maxCycleDurationMs: 2_000,
+  lockTtlMs: 8_000,
+  shutdownGraceMs: 2_000,
+} as const;
+
+/** Everything one instance process needs; passed as JSON in CHAOS_INSTANCE_CONFIG. */
+export interface InstanceConfig {
+  readonly databaseUrl: string;
+  /** Lease owner name, and application_name of every worker connection. */
+  readonly instanceId: string;
+  readonly seed: number;
+  readonly concurrency: number;
+  readonly batchSize: number;
+  /** Where this process writes its metric dumps and spans. */
+  readonly metricsFile: string;
+  readonly spansFile: string;
+}
+
+export function readInstanceConfig(env: NodeJS.ProcessEnv): InstanceConfig {
+  const raw = env[INSTANCE_CONFIG_ENV];
+  if (!raw) throw new Error(`${INSTANCE_CONFIG_ENV} is not set: the chaos runner starts instances`);
+  return JSON.parse(raw) as InstanceConfig;
+}

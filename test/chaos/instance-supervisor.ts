@@ -1,0 +1,160 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { INSTANCE_CONFIG_ENV, WORKER_APP_PREFIX, type InstanceConfig } from './chaos-config';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const INSTANCE_SCRIPT = join(__dirname, 'chaos-instance.ts');
+
+export interface InstanceExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** One process of one slot; a restart makes a new generation with a new instance id. */
+export class ChaosInstance {
+  readonly startedAt = performance.now();
+  readyAt: number | null = null;
+  /** Between a `retry-cycle-started` line and its `cycle-completed`. */
+  inCycle = false;
+  cyclesStarted = 0;
+  /** Why the runner stopped it, if it did; anything else is an unexpected exit. */
+  stopping: 'sigkill' | 'sigterm' | null = null;
+  readonly exited: Promise<InstanceExit>;
+  private readonly child: ChildProcess;
+
+  constructor(
+    readonly slot: number,
+    readonly generation: number,
+    readonly instanceId: string,
+    readonly files: { stdout: string; stderr: string; metrics: string; spans: string },
+    config: InstanceConfig,
+  ) {
+    const stdout = createWriteStream(files.stdout);
+    const stderr = createWriteStream(files.stderr);
+    this.child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', INSTANCE_SCRIPT],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          [INSTANCE_CONFIG_ENV]: JSON.stringify(config),
+          // node-postgres reads it for every connection of the worker's pool: the audit trigger and
+          // pg_terminate_backend tell the instances apart by it.
+          PGAPPNAME: instanceId,
+          TS_NODE_PROJECT: join(REPO_ROOT, 'tsconfig.json'),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    this.exited = new Promise((resolveExit) => {
+      let pending = 3;
+      let exit: InstanceExit = { code: null, signal: null };
+      const done = (): void => {
+        if (--pending === 0) resolveExit(exit);
+      };
+      this.child.on('exit', (code, signal) => {
+        exit = { code, signal };
+        done();
+      });
+      pipe(this.child.stdout, stdout, (line) => this.onLine(line), done);
+      pipe(this.child.stderr, stderr, () => undefined, done);
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get ready(): boolean {
+    return this.readyAt !== null;
+  }
+
+  kill(signal: 'SIGKILL' | 'SIGTERM'): void {
+    this.stopping ??= signal === 'SIGKILL' ? 'sigkill' : 'sigterm';
+    this.child.kill(signal);
+  }
+
+  private onLine(line: string): void {
+    if (!line.includes('"event"')) return;
+    if (line.includes('"event":"chaos-instance-ready"')) this.readyAt ??= performance.now();
+    else if (line.includes('"event":"retry-cycle-started"')) {
+      this.inCycle = true;
+      this.cyclesStarted++;
+    } else if (
+      line.includes('"event":"cycle-completed"') ||
+      line.includes('"event":"cycle-failed"')
+    )
+      this.inCycle = false;
+  }
+}
+
+/** Copies a child's stream into its log file and hands each complete line to `onLine`. */
+function pipe(
+  source: NodeJS.ReadableStream | null,
+  file: WriteStream,
+  onLine: (line: string) => void,
+  done: () => void,
+): void {
+  if (!source) {
+    file.end(done);
+    return;
+  }
+  let partial = '';
+  source.on('data', (chunk: Buffer) => {
+    file.write(chunk);
+    const text = partial + chunk.toString('utf8');
+    const lines = text.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) onLine(line);
+  });
+  source.on('end', () => {
+    if (partial) onLine(partial);
+    file.end(done);
+  });
+}
+
+export interface SupervisorOptions {
+  readonly outDir: string;
+  readonly config: Omit<InstanceConfig, 'instanceId' | 'metricsFile' | 'spansFile'>;
+}
+
+/** Starts, kills and restarts the instances; keeps every generation for the checks and the scan. */
+export class InstanceSupervisor {
+  readonly all: ChaosInstance[] = [];
+  private readonly current = new Map<number, ChaosInstance>();
+  private generations = 0;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  start(slot: number): ChaosInstance {
+    const generation = ++this.generations;
+    const instanceId = `${WORKER_APP_PREFIX}i${slot}-g${generation}`;
+    const base = join(this.options.outDir, instanceId);
+    const files = {
+      stdout: `${base}.stdout.log`,
+      stderr: `${base}.stderr.log`,
+      metrics: `${base}.metrics.prom`,
+      spans: `${base}.spans.jsonl`,
+    };
+    const instance = new ChaosInstance(slot, generation, instanceId, files, {
+      ...this.options.config,
+      instanceId,
+      metricsFile: files.metrics,
+      spansFile: files.spans,
+    });
+    this.current.set(slot, instance);
+    this.all.push(instance);
+    return instance;
+  }
+
+  running(): ChaosInstance[] {
+    return [...this.current.values()];
+  }
+
+  instance(slot: number): ChaosInstance | undefined {
+    return this.current.get(slot);
+  }
+}

@@ -1,0 +1,449 @@
+/**
+ * `npm run chaos [-- --rows 10000 ...]`: the chaos run of issue 6. Seeds a
+ * scratch database, starts several instances of the host app with a
+ * fault-injecting provider as separate processes, SIGKILLs, SIGTERMs and cuts
+ * their database connections while they work, then checks the guarantees of
+ * DESIGN.md §7 and searches everything the run produced for the seeded personal
+ * data. Prints a table of figures and PASS/FAIL per invariant; exits non-zero
+ * on any failure. `test/chaos.spec.ts` runs the same at a small size.
+ */
+import 'reflect-metadata';
+import { mkdirSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { Client } from 'pg';
+import { createScratchDatabase } from '../../src/database/scratch-database';
+import { personalMarker } from '../support/personal-data';
+import {
+  installChaosSchema,
+  insertChaosChannels,
+  migrate,
+  seedNotifications,
+  type SeededRow,
+} from './chaos-database';
+import type { CrashEvent, SigtermRecord, UnexpectedExit } from './chaos-events';
+import { checkInvariants, type InvariantResult } from './chaos-invariants';
+import { parseChaosOptions, type ChaosOptions } from './chaos-options';
+import { seededRandom } from './fault-plan';
+import { InstanceSupervisor, type ChaosInstance } from './instance-supervisor';
+import { scanForPersonalData, type ScanResult } from './personal-data-scan';
+
+export interface ChaosResult {
+  readonly passed: boolean;
+  readonly invariants: InvariantResult[];
+  readonly figures: ReadonlyArray<readonly [string, string]>;
+  readonly scan: ScanResult;
+  readonly crashes: readonly CrashEvent[];
+  readonly sigterms: readonly SigtermRecord[];
+  readonly outDir: string;
+  readonly report: string;
+}
+
+type EmbeddedModule = typeof import('../../src/database/embedded-postgres');
+
+const TICK_MS = 200;
+const PROGRESS_EVERY_MS = 5_000;
+
+function progress(line: string): void {
+  process.stderr.write(`[chaos] ${line}\n`);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One chaos run. The database server is `serverUrl` when given (the jest
+ * suite's), else DATABASE_URL's, else an embedded PostgreSQL started for the run.
+ */
+export async function runChaos(
+  options: ChaosOptions,
+  log: (line: string) => void = progress,
+  server: string | undefined = process.env.DATABASE_URL,
+): Promise<ChaosResult> {
+  mkdirSync(options.outDir, { recursive: true });
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    let serverUrl = server;
+    if (!serverUrl) {
+      log('starting embedded PostgreSQL');
+      // Required only here: the package is an ES module (jest cannot load it; Node's require can)
+      // and installs process-wide exit handlers.
+      const { startEmbeddedPostgres } =
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        require('../../src/database/embedded-postgres') as EmbeddedModule;
+      const embedded = await startEmbeddedPostgres({ fast: true });
+      cleanups.push(() => embedded.stop());
+      serverUrl = embedded.url;
+    }
+    const db = await createScratchDatabase(serverUrl, 'chaos');
+    if (!options.keepDatabase) cleanups.push(() => db.drop());
+    log(`database ${db.name}; output in ${options.outDir}`);
+    await migrate(db.url);
+    const client = new Client({ connectionString: db.url, application_name: 'chaos-runner' });
+    await client.connect();
+    cleanups.push(() => client.end());
+    await installChaosSchema(client);
+    await insertChaosChannels(client);
+    const marker = personalMarker(12);
+    const seeded = await seedNotifications(client, {
+      rows: options.rows,
+      seed: options.seed,
+      marker,
+      spreadMs: options.spreadMs,
+    });
+    log(`seeded ${seeded.length} notifications`);
+    return await chaos(options, db.url, client, seeded, marker, log);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+async function chaos(
+  options: ChaosOptions,
+  databaseUrl: string,
+  client: Client,
+  seeded: readonly SeededRow[],
+  marker: string,
+  log: (line: string) => void,
+): Promise<ChaosResult> {
+  const random = seededRandom(options.seed);
+  const supervisor = new InstanceSupervisor({
+    outDir: options.outDir,
+    config: {
+      databaseUrl,
+      seed: options.seed,
+      concurrency: options.concurrency,
+      batchSize: options.batchSize,
+    },
+  });
+  const crashes: CrashEvent[] = [];
+  const sigterms: SigtermRecord[] = [];
+  const unexpectedExits: UnexpectedExit[] = [];
+  let stopping = false;
+  let terminatedBackends = 0;
+  const pending = new Set<Promise<void>>();
+  const dbNow = async (): Promise<Date> =>
+    (await client.query<{ at: Date }>('SELECT clock_timestamp() AS at')).rows[0].at;
+
+  const start = (slot: number): ChaosInstance => {
+    const instance = supervisor.start(slot);
+    void instance.exited.then((exit) => {
+      if (instance.stopping === null && !stopping) {
+        unexpectedExits.push({ instanceId: instance.instanceId, ...exit });
+        log(
+          `${instance.instanceId} exited unasked (code ${exit.code}, signal ${exit.signal}); restarting`,
+        );
+        start(slot);
+      }
+    });
+    return instance;
+  };
+  const track = (work: Promise<void>): void => {
+    pending.add(work);
+    void work.finally(() => pending.delete(work));
+  };
+  const ready = (): ChaosInstance[] =>
+    supervisor.running().filter((i) => i.ready && i.stopping === null);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+  const jittered = (mean: number): number => mean * (0.5 + random());
+
+  const runStarted = performance.now();
+  for (let slot = 1; slot <= options.instances; slot++) start(slot);
+  let nextKill = runStarted + jittered(options.killEveryMs);
+  let nextTerminate = runStarted + jittered(options.terminateEveryMs);
+  let sigtermsSent = 0;
+  // The first SIGTERM goes to the first instance seen working; later ones are spread out.
+  let nextSigterm = runStarted;
+  let nextProgress = runStarted + PROGRESS_EVERY_MS;
+  let nextOpenCheck = runStarted;
+  let timedOut = false;
+  let open = seeded.length;
+
+  for (;;) {
+    await sleep(TICK_MS);
+    const now = performance.now();
+    if (now - runStarted > options.maxDurationS * 1000) {
+      timedOut = true;
+      log(`time cap of ${options.maxDurationS} s reached with ${open} rows open`);
+      break;
+    }
+    if (now >= nextOpenCheck) {
+      nextOpenCheck = now + 1_000;
+      open = (
+        await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM notifications
+            WHERE NOT (status = 'Sent' OR (status = 'Failed' AND next_attempt_at IS NULL))`,
+        )
+      ).rows[0].n;
+      if (open === 0) break;
+    }
+    if (now >= nextProgress) {
+      nextProgress = now + PROGRESS_EVERY_MS;
+      log(
+        `${Math.round((now - runStarted) / 1000)} s: ${open} rows open; ${crashes.filter((c) => c.kind === 'sigkill').length} kills, ${crashes.filter((c) => c.kind === 'terminate').length} terminations, ${sigtermsSent} SIGTERMs`,
+      );
+    }
+    const candidates = ready();
+    if (candidates.length === 0) continue;
+
+    if (now >= nextKill) {
+      nextKill = now + jittered(options.killEveryMs);
+      // Most kills go to the instance that is working, where they can fall between a call and its commit.
+      const working = candidates.filter((i) => i.inCycle);
+      const victim = pick(working.length > 0 && random() < 0.7 ? working : candidates);
+      victim.kill('SIGKILL');
+      const at = await dbNow();
+      crashes.push({
+        kind: 'sigkill',
+        instanceId: victim.instanceId,
+        at,
+        detail: victim.inCycle ? 'mid-cycle' : 'between cycles',
+      });
+      track(
+        victim.exited.then(() => {
+          if (!stopping) start(victim.slot);
+        }),
+      );
+      continue;
+    }
+
+    if (now >= nextTerminate) {
+      nextTerminate = now + jittered(options.terminateEveryMs);
+      const victim = pick(candidates);
+      const { rows } = await client.query<{ state: string | null; at: Date; ok: boolean }>(
+        `SELECT state, clock_timestamp() AS at, pg_terminate_backend(pid) AS ok
+           FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = $1`,
+        [victim.instanceId],
+      );
+      const ended = rows.filter((r) => r.ok);
+      terminatedBackends += ended.length;
+      if (ended.length > 0) {
+        crashes.push({
+          kind: 'terminate',
+          instanceId: victim.instanceId,
+          at: ended[0].at,
+          detail: `${ended.length} backends, ${ended.filter((r) => r.state !== 'idle').length} not idle`,
+        });
+      }
+      continue;
+    }
+
+    if (sigtermsSent < options.sigterms && now >= nextSigterm) {
+      const working = candidates.filter((i) => i.inCycle);
+      if (working.length === 0) continue;
+      sigtermsSent++;
+      nextSigterm = now + jittered(options.killEveryMs * 2);
+      const victim = pick(working);
+      const sentAt = performance.now();
+      victim.kill('SIGTERM');
+      crashes.push({
+        kind: 'sigterm',
+        instanceId: victim.instanceId,
+        at: await dbNow(),
+        detail: 'mid-cycle',
+      });
+      track(
+        victim.exited.then((exit) => {
+          sigterms.push({
+            instanceId: victim.instanceId,
+            midCycle: true,
+            code: exit.code,
+            signal: exit.signal,
+            exitMs: Math.round(performance.now() - sentAt),
+            final: false,
+          });
+          log(
+            `${victim.instanceId} SIGTERMed mid-cycle: exit code ${exit.code}, signal ${exit.signal}`,
+          );
+          if (!stopping) start(victim.slot);
+        }),
+      );
+    }
+  }
+
+  // Stop: let restarts in progress settle, then SIGTERM every instance once it has started
+  // (a process still booting has no shutdown hooks yet) and expect exit 0.
+  stopping = true;
+  const processingMs = performance.now() - runStarted;
+  await Promise.all([...pending]);
+  await Promise.all(
+    supervisor.running().map(async (instance) => {
+      if (instance.stopping !== null) return instance.exited.then(() => undefined);
+      const bootDeadline = performance.now() + 60_000;
+      while (!instance.ready && performance.now() < bootDeadline) await sleep(TICK_MS);
+      const sentAt = performance.now();
+      instance.kill('SIGTERM');
+      const exit = await instance.exited;
+      sigterms.push({
+        instanceId: instance.instanceId,
+        midCycle: false,
+        code: exit.code,
+        signal: exit.signal,
+        exitMs: Math.round(performance.now() - sentAt),
+        final: true,
+      });
+    }),
+  );
+  log(`all instances stopped after ${Math.round(processingMs / 1000)} s; checking`);
+
+  const check = await checkInvariants(client, {
+    seededRows: seeded.length,
+    concurrency: options.concurrency,
+    crashes,
+    sigterms,
+    unexpectedExits,
+    timedOut,
+  });
+  const scan = await scanForPersonalData(client, options.outDir, marker, seeded);
+  const invariants = [
+    ...check.results,
+    scan.leaks.length === 0 && scan.selfCheck
+      ? {
+          name: 'no personal data in logs, metrics, spans, outbox or stored errors',
+          passed: true,
+          detail: `${scan.sources} sources searched (${Object.entries(scan.scanned)
+            .map(([kind, bytes]) => `${kind} ${(bytes / 1024).toFixed(0)} KiB`)
+            .join(', ')}) for every seeded address, subject and body`,
+        }
+      : {
+          name: 'no personal data in logs, metrics, spans, outbox or stored errors',
+          passed: false,
+          detail: scan.selfCheck
+            ? `${scan.leaks.length} hit(s): ${scan.leaks
+                .slice(0, 10)
+                .map((l) => `${l.location} (${l.field ?? l.needle})`)
+                .join('; ')}`
+            : 'the scanner did not find the marker in the notifications table: the search is broken',
+        },
+  ];
+
+  const figures = await collectFigures(client, {
+    options,
+    supervisor,
+    crashes,
+    sigterms,
+    terminatedBackends,
+    processingMs,
+    duplicates: check.duplicates,
+    cycles: check.cycles,
+    auditedWrites: check.auditedWrites,
+    unexpectedExits: unexpectedExits.length,
+  });
+  const passed = invariants.every((i) => i.passed);
+  const report = renderReport(options, figures, invariants, passed);
+  return { passed, invariants, figures, scan, crashes, sigterms, outDir: options.outDir, report };
+}
+
+async function collectFigures(
+  client: Client,
+  run: {
+    options: ChaosOptions;
+    supervisor: InstanceSupervisor;
+    crashes: readonly CrashEvent[];
+    sigterms: readonly SigtermRecord[];
+    terminatedBackends: number;
+    processingMs: number;
+    duplicates: { rows: number; orphanCalls: number; crashEventsWithOrphans: number };
+    cycles: number;
+    auditedWrites: number;
+    unexpectedExits: number;
+  },
+): Promise<Array<readonly [string, string]>> {
+  const { rows } = await client.query<Record<string, number>>(
+    `SELECT (SELECT count(*)::int FROM notifications) AS rows,
+            (SELECT count(*)::int FROM notifications WHERE status = 'Sent') AS sent,
+            (SELECT count(*)::int FROM notifications WHERE status = 'Failed' AND next_attempt_at IS NULL) AS terminal,
+            (SELECT count(*)::int FROM chaos_ledger WHERE event = 'started') AS calls,
+            (SELECT count(*)::int FROM chaos_ledger WHERE event = 'succeeded') AS successes,
+            (SELECT count(*)::int FROM chaos_ledger WHERE event = 'succeeded' AND deduplicated) AS deduplicated,
+            (SELECT count(*)::int FROM chaos_ledger WHERE event = 'retriable') AS retriable,
+            (SELECT count(*)::int FROM chaos_ledger WHERE event = 'non-retriable') AS non_retriable,
+            (SELECT count(*)::int FROM chaos_ledger WHERE event = 'throttled') AS throttled,
+            (SELECT count(*)::int FROM chaos_ledger WHERE event = 'hang') AS hangs,
+            (SELECT count(*)::int FROM notification_outbox) AS events`,
+  );
+  const f = rows[0];
+  const seconds = run.processingMs / 1000;
+  const kills = run.crashes.filter((c) => c.kind === 'sigkill');
+  const terminations = run.crashes.filter((c) => c.kind === 'terminate');
+  const chaosSigterms = run.sigterms.filter((s) => !s.final);
+  const boots = run.supervisor.all
+    .filter((i) => i.readyAt !== null)
+    .map((i) => (i.readyAt as number) - i.startedAt)
+    .sort((a, b) => a - b);
+  const median = boots.length > 0 ? boots[Math.floor(boots.length / 2)] : 0;
+  return [
+    ['rows (channels email, sms, push)', `${f.rows}`],
+    ['  Sent / terminal Failed', `${f.sent} / ${f.terminal}`],
+    ['provider calls', `${f.calls}`],
+    [
+      '  succeeded / retriable / non-retriable / throttled / hung',
+      `${f.successes} / ${f.retriable} / ${f.non_retriable} / ${f.throttled} / ${f.hangs}`,
+    ],
+    ['  of the successes, answered from provider dedup', `${f.deduplicated}`],
+    ['outbox events', `${f.events}`],
+    ['audited row writes', `${run.auditedWrites}`],
+    ['leases taken (fencing tokens)', `${run.cycles}`],
+    [
+      'instances at once / processes started',
+      `${run.options.instances} / ${run.supervisor.all.length}`,
+    ],
+    [
+      'SIGKILLs (mid-cycle)',
+      `${kills.length} (${kills.filter((k) => k.detail === 'mid-cycle').length})`,
+    ],
+    [
+      'pg_terminate_backend rounds / backends ended',
+      `${terminations.length} / ${run.terminatedBackends}`,
+    ],
+    [
+      'SIGTERMs mid-cycle (exit codes)',
+      `${chaosSigterms.length} (${chaosSigterms.map((s) => `${s.code} in ${s.exitMs} ms`).join(', ') || '-'})`,
+    ],
+    ['unexpected exits', `${run.unexpectedExits}`],
+    ['rows with >1 successful call (duplicates)', `${run.duplicates.rows}`],
+    [
+      '  uncommitted successes / crash events behind them',
+      `${run.duplicates.orphanCalls} / ${run.duplicates.crashEventsWithOrphans}`,
+    ],
+    ['duration (first start to last row final)', `${seconds.toFixed(1)} s`],
+    [
+      'throughput',
+      `${(f.rows / seconds).toFixed(0)} rows/s, ${(f.calls / seconds).toFixed(0)} calls/s`,
+    ],
+    ['instance start-up, median', `${(median / 1000).toFixed(1)} s`],
+  ];
+}
+
+function renderReport(
+  options: ChaosOptions,
+  figures: ReadonlyArray<readonly [string, string]>,
+  invariants: readonly InvariantResult[],
+  passed: boolean,
+): string {
+  const width = Math.max(...figures.map(([label]) => label.length));
+  const lines = [
+    `Chaos run: ${options.rows} rows, ${options.instances} instances, seed ${options.seed}, concurrency ${options.concurrency}, batch ${options.batchSize}`,
+    '',
+    ...figures.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`),
+    '',
+    ...invariants.map((i) => `  ${i.passed ? 'PASS' : 'FAIL'}  ${i.name}\n        ${i.detail}`),
+    '',
+    `${passed ? 'PASS' : 'FAIL'}: ${invariants.filter((i) => i.passed).length} of ${invariants.length} invariants hold; logs, metric dumps and spans in ${options.outDir}`,
+  ];
+  return lines.join('\n');
+}
+
+if (require.main === module) {
+  const options = parseChaosOptions(process.argv.slice(2));
+  runChaos(options)
+    .then((result) => {
+      process.stdout.write(`${result.report}\n`);
+      process.exit(result.passed ? 0 : 1);
+    })
+    .catch((error: unknown) => {
+      process.stderr.write(
+        `chaos run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(2);
+    });
+}
