@@ -13,6 +13,7 @@ import {
   EmbeddedDatabaseShutdown,
   STOP_EMBEDDED_DATABASE,
 } from './database/embedded-database-shutdown';
+import { createMigratedDataSource } from './database/migrate-under-lock';
 import { typeOrmOptions } from './database/typeorm-options';
 import { DemoModule } from './demo/demo.module';
 import { HealthModule } from './health/health.module';
@@ -51,7 +52,14 @@ export class AppModule {
             enabled: register.getSingleMetric('process_cpu_user_seconds_total') === undefined,
           },
         }),
-        TypeOrmModule.forRoot(typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency)),
+        TypeOrmModule.forRootAsync({
+          useFactory: () => typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency),
+          // Migrations run here, under a PostgreSQL advisory lock, not through migrationsRun.
+          dataSourceFactory: (dataSourceOptions) => {
+            if (!dataSourceOptions) throw new Error('TypeORM options are missing');
+            return createMigratedDataSource(dataSourceOptions);
+          },
+        }),
         // Global: /health reads the worker's own verdict from RetryCycleService.
         NotificationsRetryModule.forRoot({ ...retryOptions, isGlobal: true }),
         HealthModule,

@@ -12,14 +12,18 @@ export const POOL_HEADROOM = 5;
 /** The lease TTL: no legitimate unit of work stays idle in its transaction this long. */
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 90_000;
 
-/** The host's TypeORM root: the library's schema, applied by migrations only. */
+/**
+ * The host's TypeORM root: the library's schema, applied by migrations only,
+ * and never by TypeORM at connect time: `createMigratedDataSource` runs them
+ * under an advisory lock, so replicas starting together do not race.
+ */
 export function typeOrmOptions(url: string, retryConcurrency: number): TypeOrmModuleOptions {
   return {
     type: 'postgres',
     url,
     entities: notificationsRetryEntities,
     migrations: notificationsRetryMigrations,
-    migrationsRun: true,
+    migrationsRun: false,
     // Other modules of the monolith share these tables: only reviewed migrations may change them.
     synchronize: false,
     logger: new TypeOrmNestLogger(),
