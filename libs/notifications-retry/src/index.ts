@@ -42,6 +42,7 @@ export { backoffDelayMs, BACKOFF_JITTER_RATIO, type RetryBackoff } from './chann
 
 export { DistributedLock } from './locking/distributed-lock';
 export type { Lease } from './locking/lease';
+export type { SqlFence } from './locking/sql-fence';
 export { Clock, SystemClock } from './clock/clock';
 export { RandomSource, MathRandomSource } from './clock/random-source';
 export { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';
