@@ -1,0 +1,89 @@
+import { Module, type DynamicModule, type INestApplication, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { parseAppConfig } from './config/app-config';
+import { resolveAppDatabase } from './database/app-database';
+import { createRootLogger } from './logging/root-logger';
+
+export interface HostBootstrapOptions {
+  /** Where the configuration is read from (`process.env` in production). */
+  readonly env: NodeJS.ProcessEnv;
+  /**
+   * Modules imported next to AppModule: a team's adapters, as a test host
+   * registers them. `main.ts` adds none.
+   */
+  readonly imports?: ReadonlyArray<Type | DynamicModule>;
+}
+
+/**
+ * Starts the host app the way production runs it: configuration from the
+ * environment, the database (embedded when there is no DATABASE_URL), JSON
+ * logs, SIGTERM/SIGINT handled by Nest's shutdown hooks (the cycle in flight
+ * finishes, the lease is released, then `process.exit(0)`), HTTP on PORT.
+ */
+export async function bootstrapHost(options: HostBootstrapOptions): Promise<INestApplication> {
+  const config = parseAppConfig(options.env);
+  const rootLogger = createRootLogger(config.logLevel);
+  const log = rootLogger.child({ context: 'Bootstrap' });
+
+  const database = await resolveAppDatabase(config.databaseUrl, log);
+  // Demo rows go into the throw-away database by default, into any other only when asked for.
+  const demo = config.seedDemoData ?? database.embedded;
+
+  let app: INestApplication | undefined;
+  try {
+    @Module({
+      imports: [
+        AppModule.forRoot({
+          databaseUrl: database.url,
+          stopDatabase: database.embedded ? database.stop : undefined,
+          retryWorker: config.retryWorker,
+          demo,
+          logger: rootLogger,
+        }),
+        ...(options.imports ?? []),
+      ],
+    })
+    class HostModule {}
+
+    app = await NestFactory.create(
+      HostModule,
+      // abortOnError false: a failed start must still reach the catch below and stop the database.
+      { bufferLogs: true, abortOnError: false },
+    );
+    app.useLogger(app.get(Logger));
+
+    database.handOverSignals();
+    // process.exit(0) once the hooks are done, rather than re-raising the signal:
+    // the exit code says the shutdown was clean, and pino flushes on 'exit'.
+    app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
+
+    await app.listen(config.port);
+    const port = Number(new URL(await app.getUrl()).port);
+    log.info({
+      msg: 'app-listening',
+      event: 'app-listening',
+      port,
+      embeddedDatabase: database.embedded,
+      demoData: demo,
+      retryWorkerEnabled: config.retryWorker.enabled ?? true,
+    });
+    return app;
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await database.stop();
+    throw error;
+  }
+}
+
+/** The last line of a start that failed: name, message and stack only (a driver error's other fields may hold query parameters). */
+export function exitOnStartupFailure(error: unknown): never {
+  createRootLogger('info').fatal({
+    msg: 'startup-failed',
+    event: 'startup-failed',
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    stack: error instanceof Error ? error.stack : undefined,
+  });
+  process.exit(1);
+}
