@@ -36,7 +36,7 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     await insertChannel(ds, { key: 'email', maxAttempts: 3 });
   });
 
-  it('rolls the status change back when the outbox insert fails, and the row stays due', async () => {
+  it('rolls the status change back when the outbox insert fails, then holds the row for its backoff instead of re-sending it every cycle', async () => {
     const now = app.clock.now();
     const doomed = await insertNotification(ds, {
       status: 'Failed',
@@ -63,19 +63,87 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts).toMatchObject({ sent: 1, errors: 1 });
-    expect(await readNotification(ds, doomed)).toEqual(before);
     expect(await outboxEvents(ds, doomed)).toHaveLength(0);
     expect((await readNotification(ds, fine)).status).toBe('Sent');
     expect(await outboxEvents(ds, fine)).toHaveLength(1);
     expect(app.logs.events('item-error')).toEqual([
       expect.objectContaining({ notificationId: doomed }),
     ]);
+    // The Sent write was rolled back; what is kept is the attempt, and the row waits out backoff(2) = 120 s.
+    const held = await readNotification(ds, doomed);
+    expect(held).toMatchObject({
+      status: 'Failed',
+      attempts: 2,
+      next_attempt_at: new Date(now.getTime() + 120_000),
+      provider_message_id: before.provider_message_id,
+      sent_at: before.sent_at,
+      last_error_code: 'outcome_not_recorded',
+    });
+    expect(app.logs.events('item-outcome-unrecorded')).toEqual([
+      expect.objectContaining({
+        notificationId: doomed,
+        attempts: 2,
+        errorCode: 'outcome_not_recorded',
+      }),
+    ]);
 
-    // Once the outbox accepts again, the next cycle completes it: nothing lost.
+    // The next cycle does not call the provider for it again.
+    const callsAfterFirst = app.provider.calls.length;
+    completed(await app.cycles.runCycle());
+    expect(app.provider.calls.length).toBe(callsAfterFirst);
+
+    // Once the outbox accepts again and the backoff is over, a cycle completes it: nothing lost.
+    await ds.query('DROP TRIGGER outbox_refuses ON notification_outbox');
+    app.clock.advance(120_000);
+    completed(await app.cycles.runCycle());
+    expect(await readNotification(ds, doomed)).toMatchObject({ status: 'Sent', attempts: 3 });
+    expect(await outboxEvents(ds, doomed)).toHaveLength(1);
+  });
+
+  it('sends a row whose outcome can never be recorded at most max_attempts times, then finishes it without a call', async () => {
+    await ds.query(`UPDATE notification_channels SET backoff_jitter = false WHERE key = 'email'`);
+    const now = app.clock.now();
+    const doomed = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 1),
+    });
+    // Every event of this row is refused, the final Failed one included.
+    await ds.query(`
+      CREATE OR REPLACE FUNCTION refuse_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.message_key = '${doomed}' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
+        RETURN NEW;
+      END $$`);
+    await ds.query(
+      `CREATE TRIGGER outbox_refuses BEFORE INSERT ON notification_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()`,
+    );
+
+    // Ten cycles, each an hour apart: far more than the backoff of any attempt.
+    for (let i = 0; i < 10; i++) {
+      completed(await app.cycles.runCycle());
+      app.clock.advance(3_600_000);
+    }
+
+    // max_attempts is 3: three calls, then the row is exhausted and no longer sent.
+    expect(app.provider.callsFor(doomed)).toBe(3);
+    expect(await readNotification(ds, doomed)).toMatchObject({
+      status: 'Failed',
+      attempts: 3,
+      last_error_code: 'outcome_not_recorded',
+    });
+    expect(await outboxEvents(ds, doomed)).toHaveLength(0);
+
+    // When the outbox is back, the exhausted row ends terminal with its one Failed event.
     await ds.query('DROP TRIGGER outbox_refuses ON notification_outbox');
     completed(await app.cycles.runCycle());
-    expect((await readNotification(ds, doomed)).status).toBe('Sent');
+    expect(await readNotification(ds, doomed)).toMatchObject({
+      status: 'Failed',
+      attempts: 3,
+      next_attempt_at: null,
+      last_error_code: 'max_attempts_exhausted',
+    });
     expect(await outboxEvents(ds, doomed)).toHaveLength(1);
+    expect(app.provider.callsFor(doomed)).toBe(3);
   });
 
   it('rolls the outbox insert back when the commit fails after both were written', async () => {
@@ -100,6 +168,10 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       await ds.query(`DROP TRIGGER refuse_commit ON notifications`);
     }
     expect(app.provider.calls).toHaveLength(1);
+    // The hold is refused at its commit too: the row stays exactly as it was, due, as after a crash.
+    expect(app.logs.events('item-outcome-unrecorded-hold-failed')).toEqual([
+      expect.objectContaining({ notificationId: id }),
+    ]);
     expect(await readNotification(ds, id)).toEqual(before);
     expect(await outboxEvents(ds)).toHaveLength(0);
   });

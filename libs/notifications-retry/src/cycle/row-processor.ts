@@ -24,7 +24,12 @@ import type { AttemptOutcome } from './attempt-outcome';
 import { ChannelPacer } from './channel-pacer';
 import type { CycleContext, EligibleChannel, ItemOutcome } from './cycle-context';
 import { errorText } from './error-text';
-import { decideTransition, isAllowedTransition, type RowTransition } from './row-transition';
+import {
+  decideTransition,
+  isAllowedTransition,
+  unrecordedOutcomeTransition,
+  type RowTransition,
+} from './row-transition';
 
 /** A row's committed change, reported after COMMIT. */
 interface CommittedItem {
@@ -69,6 +74,8 @@ export class RowProcessor {
     const { runId, correlationId } = context;
     // With an SQL fence the fence, the row and its event are one statement; otherwise confirm() first.
     const fence = this.lock.sqlFence(context.lease);
+    // Set once the provider has been called: if the write then fails, the row must not stay due.
+    let called: CommittedItem | null = null;
     let committed: CommittedItem | null;
     try {
       committed = await this.rowTransaction(fence, async (executor) => {
@@ -89,6 +96,7 @@ export class RowProcessor {
         if (!isAllowedTransition(row.status, transition.status)) {
           throw new Error(`transition ${row.status} → ${transition.status} violates INV-NTF-5`);
         }
+        if (outcome.kind !== 'exhausted') called = { row, transition, processedAt };
         const event = transition.event
           ? this.outbox.dispatchedRow(
               {
@@ -144,6 +152,7 @@ export class RowProcessor {
         channel: candidate.channel,
         error: errorText(error),
       });
+      if (called) await this.holdUnrecordedOutcome(context, candidate, channel, called);
       return 'error';
     }
     if (!committed) return 'skipped';
@@ -155,6 +164,60 @@ export class RowProcessor {
     );
     await this.reportItem(context, candidate, channel, committed);
     return committed.transition.result;
+  }
+
+  /**
+   * The provider was called but the outcome's transaction failed: record the
+   * attempt and push the row back by its backoff, in a transaction of its own
+   * (lock, fence, write; no event), so a write that keeps failing does not make
+   * every cycle send the row again. If this fails too (the database is gone),
+   * the row stays due, as after a crash.
+   */
+  private async holdUnrecordedOutcome(
+    context: CycleContext,
+    candidate: DueCandidate,
+    channel: EligibleChannel,
+    attempted: CommittedItem,
+  ): Promise<void> {
+    const fields = {
+      runId: context.runId,
+      correlationId: context.correlationId,
+      notificationId: candidate.id,
+      channel: candidate.channel,
+      providerKey: channel.config.providerKey,
+    };
+    try {
+      const held = await this.dataSource.transaction(async (manager) => {
+        const row = await this.notifications.lockIfDue(manager, candidate, context.now);
+        if (!row) return null;
+        if (!(await this.lock.confirm(context.lease, manager))) return null;
+        const transition = unrecordedOutcomeTransition(
+          row,
+          channel.config,
+          attempted.transition,
+          this.clock.now(),
+          this.random.next(),
+        );
+        await this.notifications.applyTransition(manager, row.id, transition);
+        return transition;
+      });
+      if (!held) return;
+      this.logger.warn({
+        msg: 'item-outcome-unrecorded',
+        event: 'item-outcome-unrecorded',
+        ...fields,
+        attempts: held.attempts,
+        errorCode: held.lastErrorCode,
+        nextAttemptAt: (held.nextAttemptAt ?? held.scheduledAt)?.toISOString(),
+      });
+    } catch (error) {
+      this.logger.error({
+        msg: 'item-outcome-unrecorded-hold-failed',
+        event: 'item-outcome-unrecorded-hold-failed',
+        ...fields,
+        error: errorText(error),
+      });
+    }
   }
 
   /**

@@ -5,6 +5,8 @@ import {
   decideTransition,
   isAllowedTransition,
   MAX_RETRY_AFTER_MS,
+  UNRECORDED_OUTCOME_CODE,
+  unrecordedOutcomeTransition,
   type ClaimedRowState,
 } from './row-transition';
 
@@ -417,5 +419,63 @@ describe('isAllowedTransition (INV-NTF-5)', () => {
     [Failed, Pending],
   ])('forbids %s → %s', (from, to) => {
     expect(isAllowedTransition(from, to)).toBe(false);
+  });
+});
+
+describe('unrecordedOutcomeTransition (the provider was called, the outcome could not be committed)', () => {
+  it('counts a lost Sent as an attempt: the Pending row becomes Failed, due after backoff, no event', () => {
+    const row = pendingRow();
+    const lost = decideTransition(
+      row,
+      exponentialChannel,
+      { kind: 'sent', providerMessageId: 'p-1' },
+      NOW,
+    );
+    const held = unrecordedOutcomeTransition(row, exponentialChannel, lost, NOW);
+    expect(held).toEqual({
+      result: 'retried',
+      status: NotificationStatus.Failed,
+      attempts: 1,
+      nextAttemptAt: at(1_000),
+      scheduledAt: row.scheduledAt,
+      providerMessageId: null,
+      sentAt: null,
+      lastErrorCode: UNRECORDED_OUTCOME_CODE,
+      lastErrorMessage: expect.any(String) as string,
+      event: null,
+    });
+    expect(isAllowedTransition(row.status, held.status)).toBe(true);
+  });
+
+  it('keeps the attempts a lost terminal outcome would have written, with no event and a due time, so the next cycle exhausts the row', () => {
+    const row = failedRow(4);
+    const lost = decideTransition(row, exponentialChannel, retriable, NOW);
+    expect(lost.result).toBe('terminal');
+    const held = unrecordedOutcomeTransition(row, exponentialChannel, lost, NOW);
+    expect(held).toMatchObject({
+      status: 'Failed',
+      attempts: 5,
+      nextAttemptAt: at(16_000),
+      event: null,
+    });
+  });
+
+  it('leaves status and attempts alone when the lost attempt did not count (throttled), moving only the due time', () => {
+    const row = pendingRow();
+    const lost = decideTransition(
+      row,
+      fixedChannel,
+      { kind: 'throttled', retryAfterMs: 5_000, errorCode: 'throttled', errorMessage: '' },
+      NOW,
+    );
+    const held = unrecordedOutcomeTransition(row, fixedChannel, lost, NOW);
+    expect(held).toMatchObject({
+      result: 'deferred',
+      status: 'Pending',
+      attempts: 0,
+      nextAttemptAt: null,
+      scheduledAt: at(30_000),
+      event: null,
+    });
   });
 });

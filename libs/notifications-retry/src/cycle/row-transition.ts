@@ -159,3 +159,44 @@ function terminal(
     event: 'Failed',
   };
 }
+
+/** `last_error_code` of a row whose provider was called but whose outcome could not be committed. */
+export const UNRECORDED_OUTCOME_CODE = 'outcome_not_recorded';
+
+/**
+ * What a row becomes when its provider was called but the outcome's write
+ * failed (say, the outbox refuses the event): recorded in a transaction of its
+ * own, without the event. Left due, the row would be sent again by every cycle
+ * for as long as the write keeps failing. Instead the attempt counts, as a
+ * retriable failure would (`attempted.attempts`, the attempts the lost outcome
+ * would have written), and the row waits out the channel's backoff. So repeats
+ * are paced by the backoff and bounded by max_attempts: once they are used up,
+ * the next cycle finishes the row as exhausted without calling the provider.
+ * An attempt that did not count (throttled, interrupted) keeps the row's
+ * status and only moves its due time. Never produces an event.
+ */
+export function unrecordedOutcomeTransition(
+  row: ClaimedRowState,
+  channel: ChannelConfig,
+  attempted: RowTransition,
+  now: Date,
+  jitterSample = 0.5,
+): RowTransition {
+  const counted = attempted.attempts > row.attempts;
+  const status = counted ? NotificationStatus.Failed : row.status;
+  const at = new Date(
+    now.getTime() + backoffDelayMs(channel.backoff, Math.max(1, attempted.attempts), jitterSample),
+  );
+  return {
+    result: counted ? 'retried' : 'deferred',
+    status,
+    attempts: attempted.attempts,
+    nextAttemptAt: status === NotificationStatus.Failed ? at : row.nextAttemptAt,
+    scheduledAt: status === NotificationStatus.Pending ? at : row.scheduledAt,
+    providerMessageId: null,
+    sentAt: null,
+    lastErrorCode: UNRECORDED_OUTCOME_CODE,
+    lastErrorMessage: 'the provider was called but the outcome could not be recorded',
+    event: null,
+  };
+}
