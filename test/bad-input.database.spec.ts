@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { completed } from './support/cycle-reports';
 import {
+  type StoredNotification,
   insertChannel,
   insertNotification,
   minutesAgo,
@@ -44,6 +45,7 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     await ds.query(`DROP TRIGGER IF EXISTS bad_input_trigger ON distributed_locks`);
     await ds.query(`DROP INDEX IF EXISTS notification_outbox_one_event_per_message`);
     await resetTables(ds);
+    app.clock.set(new Date('2026-11-30T12:00:00.000Z'));
     app.provider.calls.length = 0;
     app.logs.entries.length = 0;
     app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
@@ -64,6 +66,26 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     return { doomed, ordinary };
   }
 
+  /**
+   * The refused unit of work left the row recoverable: not Sent, not terminal, no event, due again
+   * later. Either exactly as it was (rolled back) or, where the worker could still record that the
+   * provider was called, with that attempt counted and the backoff applied (outcome_not_recorded).
+   */
+  async function expectRecoverable(id: string, before: StoredNotification): Promise<void> {
+    const row = await readNotification(ds, id);
+    if (row.attempts === before.attempts) {
+      expect(row).toEqual(before);
+    } else {
+      expect(row).toMatchObject({
+        status: 'Failed',
+        attempts: before.attempts + 1,
+        provider_message_id: null,
+        last_error_code: 'outcome_not_recorded',
+      });
+      expect(row.next_attempt_at).not.toBeNull();
+    }
+  }
+
   async function expectSentWithOneEvent(id: string): Promise<void> {
     expect((await readNotification(ds, id)).status).toBe('Sent');
     expect(await outboxEvents(ds, id)).toHaveLength(1);
@@ -78,7 +100,7 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     );
   }
 
-  it('a trigger raising on the UPDATE of one row: item-error with its message, row untouched and due, the rest sent', async () => {
+  it('a trigger raising on the UPDATE of one row: item-error with its message, row recoverable, the rest sent', async () => {
     const { doomed, ordinary } = await twoDueRows();
     const before = await readNotification(ds, doomed);
     await refuseOn(
@@ -96,11 +118,12 @@ describe('bad input: database errors (real PostgreSQL)', () => {
         error: expect.stringContaining('notifications are read-only for this row'),
       }),
     ]);
-    expect(await readNotification(ds, doomed)).toEqual(before);
+    await expectRecoverable(doomed, before);
     expect(await outboxEvents(ds, doomed)).toHaveLength(0);
     await expectSentWithOneEvent(ordinary);
 
     await ds.query(`DROP TRIGGER bad_input_trigger ON notifications`);
+    app.clock.advance(24 * 3_600_000); // past any backoff
     completed(await app.cycles.runCycle());
     await expectSentWithOneEvent(doomed);
   });
@@ -127,12 +150,12 @@ describe('bad input: database errors (real PostgreSQL)', () => {
         error: expect.stringContaining('notification_outbox_one_event_per_message'),
       }),
     ]);
-    expect(await readNotification(ds, doomed)).toEqual(before);
+    await expectRecoverable(doomed, before);
     expect(await outboxEvents(ds, doomed)).toHaveLength(1); // only the stale one
     await expectSentWithOneEvent(ordinary);
   });
 
-  it('a statement timeout on one row’s UPDATE: item-error, row untouched and due, the rest sent', async () => {
+  it('a statement timeout on one row’s UPDATE: item-error, row recoverable, the rest sent', async () => {
     const { doomed, ordinary } = await twoDueRows();
     const before = await readNotification(ds, doomed);
     await refuseOn(
@@ -150,7 +173,7 @@ describe('bad input: database errors (real PostgreSQL)', () => {
         error: expect.stringContaining('statement timeout'),
       }),
     ]);
-    expect(await readNotification(ds, doomed)).toEqual(before);
+    await expectRecoverable(doomed, before);
     expect(await outboxEvents(ds, doomed)).toHaveLength(0);
     await expectSentWithOneEvent(ordinary);
   });
