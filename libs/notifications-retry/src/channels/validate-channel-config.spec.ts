@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { InvalidChannelCatalogError } from '../errors/invalid-channel-catalog.error';
 import { InvalidChannelConfigError } from '../errors/invalid-channel-config.error';
-import { ChannelCatalog } from './channel-catalog';
+import { ChannelCatalog, readCatalogChannels } from './channel-catalog';
 import type { ChannelConfig } from './channel-config';
 import { validateCatalogChannels, validateChannelConfig } from './validate-channel-config';
 
@@ -189,5 +189,30 @@ describe('ChannelCatalog (the boundary every catalog passes)', () => {
       }
     }
     await expect(new Failing().getChannels()).rejects.toThrow('config service down');
+  });
+
+  it('readCatalogChannels validates a plain-object catalog too, and an already wrapped one once', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      const plain = {
+        getChannels: () => Promise.resolve([sms(), sms({ key: 'push', maxAttempts: 0 })]),
+      } as ChannelCatalog;
+      expect((await readCatalogChannels(plain)).map((c) => c.key)).toEqual(['sms']);
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(logged).toHaveBeenLastCalledWith(
+        expect.objectContaining({
+          catalog: 'ChannelCatalog',
+          channel: 'push',
+          field: 'maxAttempts',
+        }),
+      );
+
+      logged.mockClear();
+      const wrapped = new TeamCatalog([sms(), sms({ key: 'push', maxAttempts: 0 })]);
+      expect((await readCatalogChannels(wrapped)).map((c) => c.key)).toEqual(['sms']);
+      expect(logged).toHaveBeenCalledTimes(1);
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
