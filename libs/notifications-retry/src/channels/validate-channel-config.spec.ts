@@ -157,11 +157,11 @@ describe('ChannelCatalog (the boundary every catalog passes)', () => {
     }
   }
 
-  it("validates a subclass's getChannels(), leaving the invalid entries out with a log line", async () => {
+  it("readCatalogChannels validates a subclass's getChannels(), leaving the invalid entries out with a log line", async () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     try {
       const catalog = new TeamCatalog([sms(), sms({ key: 'push', timeoutMs: 0 })]);
-      expect((await catalog.getChannels()).map((c) => c.key)).toEqual(['sms']);
+      expect((await readCatalogChannels(catalog)).map((c) => c.key)).toEqual(['sms']);
       expect(logged).toHaveBeenCalledWith(
         expect.objectContaining({
           event: 'channel-config-invalid',
@@ -177,7 +177,7 @@ describe('ChannelCatalog (the boundary every catalog passes)', () => {
   });
 
   it('rejects with InvalidChannelCatalogError when the subclass returns no array', async () => {
-    await expect(new TeamCatalog(undefined).getChannels()).rejects.toBeInstanceOf(
+    await expect(readCatalogChannels(new TeamCatalog(undefined))).rejects.toBeInstanceOf(
       InvalidChannelCatalogError,
     );
   });
@@ -188,10 +188,10 @@ describe('ChannelCatalog (the boundary every catalog passes)', () => {
         return Promise.reject(new Error('config service down'));
       }
     }
-    await expect(new Failing().getChannels()).rejects.toThrow('config service down');
+    await expect(readCatalogChannels(new Failing())).rejects.toThrow('config service down');
   });
 
-  it('readCatalogChannels validates a plain-object catalog too, and an already wrapped one once', async () => {
+  it('readCatalogChannels validates a plain-object catalog too, logging each invalid entry once', async () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     try {
       const plain = {

@@ -10,13 +10,14 @@ import {
 } from '@nestjs/common';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { DataSource } from 'typeorm';
-import { ChannelCatalog } from '../channels/channel-catalog';
+import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog';
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import { Clock } from '../clock/clock';
 import { InsufficientPoolSizeError } from '../errors/insufficient-pool-size.error';
 import { LeaseLostError } from '../errors/lease-lost.error';
 import { MissingProviderAdapterError } from '../errors/missing-provider-adapter.error';
 import { DistributedLock } from '../locking/distributed-lock';
+import type { Lease } from '../locking/lease';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RetryMetrics } from '../observability/retry-metrics';
@@ -67,6 +68,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   private readonly startedAt = new Date();
   private lastCycle: { at: Date; status: 'completed' | 'lease-held' } | null = null;
   private failedBacklog: number | null = null;
+  /**
+   * A lease this instance could not release (the database was gone when its
+   * cycle ended). Released before the next acquire, so the worker resumes on
+   * its next tick instead of waiting out the TTL behind its own stale lease.
+   */
+  private unreleased: Lease | null = null;
 
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
@@ -129,7 +136,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * A registered adapter whose feature flag is off is fine.
    */
   async assertProvidersServeEnabledChannels(): Promise<void> {
-    const missing = (await this.catalog.getChannels())
+    const missing = (await readCatalogChannels(this.catalog))
       .filter((channel) => channel.isEnabled && !this.adapters.has(channel.providerKey))
       .map((channel) => ({ channel: channel.key, providerKey: channel.providerKey }));
     if (missing.length > 0) throw new MissingProviderAdapterError(missing);
@@ -197,6 +204,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       : this.shutdown.signal;
     if (stop.aborted) return this.skipped(runId, correlationId, 'cancelled', started);
 
+    if (this.unreleased) {
+      // Owner and fencing token checked by release(): a no-op if anyone took over meanwhile.
+      await this.lock.release(this.unreleased);
+      this.unreleased = null;
+    }
     const lease = await this.lock.acquire(
       this.options.lockKey,
       this.options.instanceId,
@@ -258,6 +270,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       }
     } finally {
       await this.lock.release(lease).catch((error: unknown) => {
+        this.unreleased = lease;
         this.logger.error({
           msg: 'lease-release-failed',
           event: 'lease-release-failed',
@@ -451,7 +464,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     // A call started just before the deadline may run for a whole timeout; it must end inside the lease.
     const maxTimeoutMs =
       this.options.lockTtlMs - this.options.maxCycleDurationMs - LEASE_SAFETY_MARGIN_MS;
-    for (const config of await this.catalog.getChannels()) {
+    for (const config of await readCatalogChannels(this.catalog)) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const adapter = this.adapters.get(config.providerKey);
       if (!config.isEnabled) excluded.set(config.key, 'disabled');
