@@ -29,7 +29,11 @@ class RawAdapter extends ProviderAdapter {
     providerMessageId: `p-${message.id}`,
   });
 
+  /** Calls for the row under test (not the ordinary row). */
+  badCalls = 0;
+
   send(message: OutgoingNotification): Promise<SendResult> {
+    if (message.attempts > 0) this.badCalls++;
     return this.behaviour(message) as Promise<SendResult>;
   }
 }
@@ -71,6 +75,7 @@ describe('bad input: adapter results (real PostgreSQL)', () => {
     await resetTables(ds);
     app.logs.entries.length = 0;
     unhandled.length = 0;
+    adapter.badCalls = 0;
     await insertChannel(ds, { key: 'email', providerKey: 'raw', maxAttempts: 3 });
   });
 
@@ -187,7 +192,7 @@ describe('bad input: adapter results (real PostgreSQL)', () => {
     );
   });
 
-  it('a thrown Error whose message getter throws leaves the row untouched and due, logged as item-error', async () => {
+  it('a thrown Error whose message getter throws → a retriable provider_error_unreadable', async () => {
     const hostile = Object.create(Error.prototype, {
       message: {
         get(): string {
@@ -195,36 +200,22 @@ describe('bad input: adapter results (real PostgreSQL)', () => {
         },
       },
     }) as Error;
-    const now = app.clock.now();
-    const bad = await insertNotification(ds, {
-      status: 'Failed',
-      attempts: 1,
-      nextAttemptAt: minutesAgo(now, 2),
+    const { bad } = await cycleWith(() => {
+      throw hostile;
     });
-    const before = await readNotification(ds, bad);
-    const ordinary = await insertNotification(ds, {
-      status: 'Failed',
-      nextAttemptAt: minutesAgo(now, 1),
+    await expectRetried(bad, 'provider_error_unreadable');
+  });
+
+  it('returns an id with NUL in it → Sent, stored with U+FFFD (the delivered row must not fail its write and be re-sent)', async () => {
+    const { bad } = await cycleWith(() => ({ providerMessageId: 'msg\u00001' }));
+    expect(await readNotification(ds, bad)).toMatchObject({
+      status: 'Sent',
+      attempts: 2,
+      provider_message_id: 'msg\uFFFD1',
     });
-    adapter.behaviour = (message) => {
-      if (message.id === bad) throw hostile;
-      return { providerMessageId: `p-${message.id}` };
-    };
-
-    const report = completed(await app.cycles.runCycle());
-
-    expect((await readNotification(ds, ordinary)).status).toBe('Sent');
-    expect(report.counts).toMatchObject({ sent: 1 });
-    const row = await readNotification(ds, bad);
-    // Either classified (retriable) or rolled back (untouched): never terminal, never Sent.
-    if (row.attempts === 1) {
-      expect(row).toEqual(before);
-      expect(app.logs.events('item-error')).toEqual([
-        expect.objectContaining({ notificationId: bad }),
-      ]);
-    } else {
-      expect(row).toMatchObject({ status: 'Failed', attempts: 2 });
-      expect(row.next_attempt_at).not.toBeNull();
-    }
+    expect(await outboxEvents(ds, bad)).toHaveLength(1);
+    // A second cycle finds nothing due: the delivery was recorded, so it is not sent again.
+    completed(await app.cycles.runCycle());
+    expect(adapter.badCalls).toBe(1);
   });
 });

@@ -122,6 +122,24 @@ describe('bad input: notifications rows (real PostgreSQL)', () => {
     expect(error.message).toMatch(/0x00/);
   });
 
+  it.each([
+    ['next_attempt_at', 'Failed'],
+    ['scheduled_at', 'Pending'],
+  ])(
+    "refuses '-infinity' in %s (notifications_*_finite): it would break every cycle's ordering",
+    async (column, status) => {
+      const error = await rejection(
+        ds.query(
+          `INSERT INTO notifications (channel, recipient_address, body, status, ${column})
+           VALUES ('email', 'a@example.com', 'hello', $1, '-infinity')`,
+          [status],
+        ),
+      );
+      expect(error.code).toBe('23514'); // check_violation
+      expect(error.constraint).toBe(`notifications_${column}_finite`);
+    },
+  );
+
   it('leaves a row of an unknown channel untouched and logs channel-disabled, sending the rest', async () => {
     const now = app.clock.now();
     const stray = await insertNotification(ds, {

@@ -8,7 +8,7 @@ import {
   type SendContext,
   type SendResult,
 } from '../providers/provider-adapter';
-import { attemptDelivery } from './attempt-delivery';
+import { attemptDelivery, MAX_PROVIDER_MESSAGE_ID_LENGTH } from './attempt-delivery';
 
 const ADDRESS = 'alice.smith@example.org';
 const SUBJECT = 'Your March statement';
@@ -450,6 +450,41 @@ describe('attemptDelivery', () => {
       const errorMessage = (outcome as { errorMessage: string }).errorMessage;
       expect(errorMessage).not.toContain(token);
       expect(errorMessage).toContain('is not registered');
+    });
+  });
+});
+
+describe('attemptDelivery: values that must not fail the row write', () => {
+  it('replaces NUL in a delivered message id (PostgreSQL text cannot hold it) and caps its length', async () => {
+    const withNul = await attemptDelivery(
+      new FakeAdapter(() => Promise.resolve({ providerMessageId: 'a\u0000b' })),
+      message,
+      1_000,
+    );
+    expect(withNul).toEqual({ kind: 'sent', providerMessageId: 'a\uFFFDb' });
+
+    const huge = await attemptDelivery(
+      new FakeAdapter(() => Promise.resolve({ providerMessageId: 'x'.repeat(50_000) })),
+      message,
+      1_000,
+    );
+    expect(huge.kind).toBe('sent');
+    expect(huge.kind === 'sent' && huge.providerMessageId.length).toBe(
+      MAX_PROVIDER_MESSAGE_ID_LENGTH,
+    );
+  });
+
+  it('classifies an error whose message getter throws as a retriable failure instead of throwing', async () => {
+    const unreadable = new Error('x');
+    Object.defineProperty(unreadable, 'message', {
+      get() {
+        throw new Error('getter exploded');
+      },
+    });
+    await expect(attemptDelivery(rejecting(unreadable), message, 1_000)).resolves.toEqual({
+      kind: 'retriable',
+      errorCode: 'provider_error_unreadable',
+      errorMessage: 'provider adapter threw an error that could not be read',
     });
   });
 });

@@ -67,16 +67,37 @@ export async function attemptDelivery(
         errorMessage: 'provider adapter returned no providerMessageId',
       };
     }
-    return { kind: 'sent', providerMessageId };
+    return { kind: 'sent', providerMessageId: storableMessageId(providerMessageId) };
   } catch (error) {
     if (interrupt?.aborted && !(error instanceof ProviderTimeout)) {
       return { kind: 'interrupted', errorCode: 'worker_interrupted' };
     }
-    return classifyFailure(error, message);
+    try {
+      return classifyFailure(error, message);
+    } catch {
+      // A getter on the thrown object (message, code, retryAfterMs) threw: still a failure, not a crash.
+      return {
+        kind: 'retriable',
+        errorCode: 'provider_error_unreadable',
+        errorMessage: 'provider adapter threw an error that could not be read',
+      };
+    }
   } finally {
     clearTimeout(timer);
     interrupt?.removeEventListener('abort', onInterrupt);
   }
+}
+
+/** Longer ids are cut: a provider's message id is a reference, not a payload. */
+export const MAX_PROVIDER_MESSAGE_ID_LENGTH = 1_000;
+
+/**
+ * The message was delivered, so its id must not be what fails the row's write:
+ * PostgreSQL text cannot hold NUL (the UPDATE would fail, and the delivered row
+ * be sent again), so NUL becomes U+FFFD, and the length is capped.
+ */
+function storableMessageId(id: string): string {
+  return id.replaceAll('\u0000', '\uFFFD').slice(0, MAX_PROVIDER_MESSAGE_ID_LENGTH);
 }
 
 function classifyFailure(error: unknown, message: OutgoingNotification): AttemptOutcome {
