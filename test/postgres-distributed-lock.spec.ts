@@ -54,6 +54,19 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     expect(lease).not.toBeNull();
   });
 
+  it('judges the fence at the write, not at the start of the row transaction', async () => {
+    const lease = await lock.acquire(KEY, 'instance-a', 300);
+    expect(lease).not.toBeNull();
+    const verdicts = await ds.transaction(async (manager) => {
+      // now() is fixed from here on; the provider call would happen in between.
+      const early = await lock.confirm(lease!, manager);
+      await sleep(400);
+      const late = await lock.confirm(lease!, manager);
+      return [early, late];
+    });
+    expect(verdicts).toEqual([true, false]);
+  });
+
   it('releases only its own lease: a stale owner cannot free a lease someone else took over', async () => {
     const stale = await lock.acquire(KEY, 'instance-a', 300);
     await sleep(400);

@@ -1,3 +1,4 @@
+import { RetriableDeliveryError } from '@pin/notifications-retry';
 import type { DataSource } from 'typeorm';
 import {
   insertChannel,
@@ -100,23 +101,29 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     expect(await outboxEvents(ds, doomed)).toHaveLength(1);
   });
 
-  it('sends a row whose outcome can never be recorded at most max_attempts times, then finishes it without a call', async () => {
-    await ds.query(`UPDATE notification_channels SET backoff_jitter = false WHERE key = 'email'`);
-    const now = app.clock.now();
-    const doomed = await insertNotification(ds, {
-      status: 'Pending',
-      scheduledAt: minutesAgo(now, 1),
-    });
-    // Every event of this row is refused, the final Failed one included.
+  async function refuseEventsOf(id: string): Promise<void> {
     await ds.query(`
       CREATE OR REPLACE FUNCTION refuse_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        IF NEW.message_key = '${doomed}' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
+        IF NEW.message_key = '${id}' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
         RETURN NEW;
       END $$`);
     await ds.query(
       `CREATE TRIGGER outbox_refuses BEFORE INSERT ON notification_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()`,
     );
+  }
+
+  it('calls a failing provider at most max_attempts times when the final outcome can never be recorded', async () => {
+    const now = app.clock.now();
+    const doomed = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(now, 1),
+    });
+    app.provider.respondWith(() => {
+      throw new RetriableDeliveryError('provider_5xx', 'HTTP 503');
+    });
+    // Intermediate failures write no event; the terminal one does, and it is refused every time.
+    await refuseEventsOf(doomed);
 
     // Ten cycles, each an hour apart: far more than the backoff of any attempt.
     for (let i = 0; i < 10; i++) {
@@ -124,7 +131,7 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       app.clock.advance(3_600_000);
     }
 
-    // max_attempts is 3: three calls, then the row is exhausted and no longer sent.
+    // max_attempts is 3: three calls, then the row is exhausted and never called again.
     expect(app.provider.callsFor(doomed)).toBe(3);
     expect(await readNotification(ds, doomed)).toMatchObject({
       status: 'Failed',
@@ -144,6 +151,40 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     });
     expect(await outboxEvents(ds, doomed)).toHaveLength(1);
     expect(app.provider.callsFor(doomed)).toBe(3);
+  });
+
+  it('does not let a success on the last attempt that could not be recorded end the row as Failed', async () => {
+    const now = app.clock.now();
+    const delivered = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 2,
+      nextAttemptAt: minutesAgo(now, 1),
+    });
+    await refuseEventsOf(delivered);
+
+    completed(await app.cycles.runCycle());
+
+    // The provider delivered it (attempt 3 of 3), but the Sent could not be committed.
+    expect(app.provider.callsFor(delivered)).toBe(1);
+    const held = await readNotification(ds, delivered);
+    expect(held).toMatchObject({
+      status: 'Failed',
+      attempts: 2,
+      last_error_code: 'outcome_not_recorded',
+    });
+    expect(held.next_attempt_at?.getTime()).toBeGreaterThan(now.getTime());
+
+    // Next time it is due it is sent again (same idempotency key) and recorded as Sent, not exhausted.
+    await ds.query('DROP TRIGGER outbox_refuses ON notification_outbox');
+    app.clock.advance(3_600_000);
+    completed(await app.cycles.runCycle());
+    expect(app.provider.callsFor(delivered)).toBe(2);
+    expect(new Set(app.provider.calls.map((call) => call.idempotencyKey))).toEqual(
+      new Set([delivered]),
+    );
+    expect(await readNotification(ds, delivered)).toMatchObject({ status: 'Sent', attempts: 3 });
+    const events = await outboxEvents(ds, delivered);
+    expect(events.map((event) => event.payload.status)).toEqual(['Sent']);
   });
 
   it('rolls the outbox insert back when the commit fails after both were written', async () => {

@@ -460,6 +460,20 @@ describe('unrecordedOutcomeTransition (the provider was called, the outcome coul
     });
   });
 
+  it('never lets a lost success use up the last attempt: the delivered row stays open, to be sent again and recorded', () => {
+    const row = failedRow(4);
+    const lost = decideTransition(
+      row,
+      exponentialChannel,
+      { kind: 'sent', providerMessageId: 'p-1' },
+      NOW,
+    );
+    expect(lost.attempts).toBe(5);
+    const held = unrecordedOutcomeTransition(row, exponentialChannel, lost, NOW);
+    expect(held).toMatchObject({ result: 'deferred', status: 'Failed', attempts: 4, event: null });
+    expect(held.nextAttemptAt).toEqual(at(8_000));
+  });
+
   it('leaves status and attempts alone when the lost attempt did not count (throttled), moving only the due time', () => {
     const row = pendingRow();
     const lost = decideTransition(

@@ -173,7 +173,10 @@ export const UNRECORDED_OUTCOME_CODE = 'outcome_not_recorded';
  * are paced by the backoff and bounded by max_attempts: once they are used up,
  * the next cycle finishes the row as exhausted without calling the provider.
  * An attempt that did not count (throttled, interrupted) keeps the row's
- * status and only moves its due time. Never produces an event.
+ * status and only moves its due time. A lost success never uses up the row's
+ * last attempt: exhausting it would end a delivered notification as Failed, so
+ * it is sent again (the provider deduplicates on the NotificationId) until its
+ * Sent can be recorded. Never produces an event.
  */
 export function unrecordedOutcomeTransition(
   row: ClaimedRowState,
@@ -182,15 +185,19 @@ export function unrecordedOutcomeTransition(
   now: Date,
   jitterSample = 0.5,
 ): RowTransition {
-  const counted = attempted.attempts > row.attempts;
+  const attempts =
+    attempted.result === 'sent'
+      ? Math.min(attempted.attempts, Math.max(row.attempts, channel.maxAttempts - 1))
+      : attempted.attempts;
+  const counted = attempts > row.attempts;
   const status = counted ? NotificationStatus.Failed : row.status;
   const at = new Date(
-    now.getTime() + backoffDelayMs(channel.backoff, Math.max(1, attempted.attempts), jitterSample),
+    now.getTime() + backoffDelayMs(channel.backoff, Math.max(1, attempts), jitterSample),
   );
   return {
     result: counted ? 'retried' : 'deferred',
     status,
-    attempts: attempted.attempts,
+    attempts,
     nextAttemptAt: status === NotificationStatus.Failed ? at : row.nextAttemptAt,
     scheduledAt: status === NotificationStatus.Pending ? at : row.scheduledAt,
     providerMessageId: null,

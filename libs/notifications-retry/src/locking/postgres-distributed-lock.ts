@@ -38,11 +38,17 @@ export class PostgresDistributedLock extends DistributedLock {
     return rows.length === 1;
   }
 
-  /** A share lock on the lease row: a takeover's UPDATE waits until the row's transaction ends. */
+  /**
+   * A share lock on the lease row: a takeover's UPDATE waits until the row's
+   * transaction ends. Expiry is judged at the write (`statement_timestamp()`),
+   * not at BEGIN (`now()`): the transaction opened before the provider call, so
+   * `now()` would accept a lease that ran out while the provider was answering.
+   */
   override sqlFence(lease: Lease): SqlFence {
     return {
       sql: `SELECT 1 FROM distributed_locks
-             WHERE key = $1 AND owner = $2 AND fencing_token = $3 AND expires_at > now()
+             WHERE key = $1 AND owner = $2 AND fencing_token = $3
+               AND expires_at > statement_timestamp()
                FOR SHARE`,
       params: [lease.key, lease.owner, lease.fencingToken],
     };
