@@ -112,6 +112,21 @@ describe.each([
       expectNoClientCheckedOut(ds);
     });
 
+    /** The Sent write was rolled back; the attempt is recorded on its own and the row waits out its backoff. */
+    function expectUnrecordedSuccessHeld(
+      before: Awaited<ReturnType<typeof readNotification>>,
+      after: Awaited<ReturnType<typeof readNotification>>,
+    ): void {
+      expect(after).toMatchObject({
+        status: 'Failed',
+        attempts: before.attempts + 1,
+        provider_message_id: null,
+        sent_at: null,
+        last_error_code: 'outcome_not_recorded',
+      });
+      expect(after.next_attempt_at!.getTime()).toBeGreaterThan(app.clock.now().getTime());
+    }
+
     it('rolls back and gives the client back when a statement of the row fails', async () => {
       const now = app.clock.now();
       const id = await insertNotification(ds, {
@@ -129,9 +144,11 @@ describe.each([
       } finally {
         spy.mockRestore();
       }
-      expect(await readNotification(ds, id)).toEqual(before);
+      // Rolled back: not Sent, no event; the provider's success is kept only as a counted attempt.
+      expectUnrecordedSuccessHeld(before, await readNotification(ds, id));
       expect(await outboxEvents(ds)).toHaveLength(0);
-      // Rolled back, not left open: nothing holds the row, the next cycle takes it.
+      // Rolled back, not left open: nothing holds the row, the next cycle after its backoff takes it.
+      app.clock.advance(3_600_000);
       expect(completed(await app.cycles.runCycle()).counts).toMatchObject({ sent: 1 });
       expectNoClientCheckedOut(ds);
     });
@@ -162,7 +179,7 @@ describe.each([
       await ds.query(`UPDATE distributed_locks SET expires_at = now()`);
     });
 
-    it('survives the connection being killed mid-transaction: the row stays due and the pool drops that client', async () => {
+    it('survives the connection being killed mid-transaction: nothing committed, the row waits for its retry and the pool drops that client', async () => {
       const now = app.clock.now();
       const id = await insertNotification(ds, {
         status: 'Failed',
@@ -192,13 +209,14 @@ describe.each([
 
       expect(killed).toBe(1);
       expect(report.counts).toMatchObject({ processed: 0, errors: 1 });
-      expect(await readNotification(ds, id)).toEqual(before);
+      expectUnrecordedSuccessHeld(before, await readNotification(ds, id));
       expect(await outboxEvents(ds)).toHaveLength(0);
       expectNoClientCheckedOut(ds);
 
       // Had the dead client gone back to the pool, the next row would be handed it (the pool reuses
       // the most recently released client first) and fail.
       app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
+      app.clock.advance(3_600_000);
       expect(completed(await app.cycles.runCycle()).counts).toMatchObject({ sent: 1, errors: 0 });
       expect(await readNotification(ds, id)).toMatchObject({ status: 'Sent' });
     });
