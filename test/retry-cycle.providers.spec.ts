@@ -69,6 +69,35 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
   }
 
   describe('circuit breaker', () => {
+    it('in drain mode, claims the next batch without the provider whose circuit opened, so its rows cannot fill it and hide the healthy channel', async () => {
+      await start({
+        concurrency: 1,
+        batchSize: 5,
+        drain: true,
+        circuitBreaker: {
+          volumeThreshold: 3,
+          errorThresholdPercentage: 50,
+          resetTimeoutMs: 60_000,
+        },
+      });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
+      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await seed('sms', 12, 30); // older: the whole first batch
+      const email = await seed('email', 12, 5);
+      flaky.respondWith(() => {
+        throw new RetriableDeliveryError('http_503', 'upstream unavailable');
+      });
+
+      const report = completed(await app.cycles.runCycle());
+
+      // Three sms calls open the circuit; the two sms rows left in the batch are dropped unclaimed.
+      // Every further batch is email only, until none is left.
+      expect(flaky.calls).toHaveLength(3);
+      expect(report.stopReason).toBe('no-more-due');
+      const emailRows = await Promise.all(email.map((id) => readNotification(ds, id)));
+      expect(emailRows.map((row) => row.status)).toEqual(Array(12).fill('Sent'));
+    });
+
     it('opens after repeated failures, leaves that provider’s rows unclaimed, and delivers healthy channels in the same cycle', async () => {
       await start({
         concurrency: 1,

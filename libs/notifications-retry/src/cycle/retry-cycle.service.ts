@@ -336,6 +336,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     // Rows this cycle already handled: a later batch (drain mode) must not take them again, even
     // when a zero backoff made them due at once.
     const seen = new Set<string>(snapshot.candidates.map((candidate) => candidate.id));
+    // Seen rows that may still be due (queued, in flight, skipped, failed, dropped): a further
+    // claim leaves them out in SQL, or they would fill its LIMIT and hide rows of other channels.
+    const open = new Set<string>(seen);
     let batchFull = snapshot.candidates.length >= this.options.batchSize;
     const queue = new DispatchQueue(
       snapshot.candidates,
@@ -344,83 +347,103 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       (providerKey) => this.circuits.state(providerKey),
     );
     const inFlight = new Set<Promise<void>>();
-    const inFlightIds = new Set<string>();
 
-    for (;;) {
-      if (stopReason) break;
-      if (stop.aborted) stopReason = 'cancelled';
-      else if (performance.now() >= deadline) stopReason = 'deadline';
-      if (stopReason) break;
-      if (inFlight.size >= this.options.concurrency) {
-        await Promise.race(inFlight);
-        continue;
-      }
-      const decision = queue.next(performance.now());
-      if (decision.kind === 'drained') {
-        if (!this.options.drain || !batchFull) break;
-        // Drain mode: claim the next batch while the last rows of this one are still in flight, so
-        // the worker never runs below its concurrency between batches. Rows in flight are still
-        // due until they commit: the claim leaves them out.
-        const more = (
-          await this.notifications.findDueCandidates(
-            this.quotas(eligible),
-            now,
-            this.options.batchSize,
-            [...inFlightIds],
-          )
-        ).filter((candidate) => !seen.has(candidate.id));
-        for (const candidate of more) seen.add(candidate.id);
-        batchFull = more.length >= this.options.batchSize;
-        if (more.length === 0) break;
-        queue.refill(more);
-        continue;
-      }
-      if (decision.kind === 'wait') {
-        // Only a completion can unblock the remaining channels, and nothing is in flight: they
-        // cannot be served in this cycle.
-        if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
-        await Promise.race([
-          ...inFlight,
-          pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
-        ]);
-        continue;
-      }
-      const { candidate } = decision;
-      inFlightIds.add(candidate.id);
-      const task = this.rows
-        .process(context, candidate, eligible.get(candidate.channel) as EligibleChannel)
-        .then((outcome) => {
-          if (outcome === 'skipped') counts.skipped++;
-          else if (outcome === 'error') counts.errors++;
-          else if (outcome === 'lease-lost') {
-            // Another instance owns the cycle now: write nothing more, stop the calls in flight.
-            counts.skipped++;
-            stopReason = 'lease-lost';
-            context.interrupt.abort(
-              new LeaseLostError(context.lease.key, context.lease.fencingToken),
-            );
-          } else {
-            counts.processed++;
-            counts[outcome]++;
-            maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
+    try {
+      for (;;) {
+        if (stopReason) break;
+        if (stop.aborted) stopReason = 'cancelled';
+        else if (performance.now() >= deadline) stopReason = 'deadline';
+        if (stopReason) break;
+        if (inFlight.size >= this.options.concurrency) {
+          await Promise.race(inFlight);
+          continue;
+        }
+        const decision = queue.next(performance.now());
+        if (decision.kind === 'drained') {
+          if (!this.options.drain || !batchFull) break;
+          // Drain mode: claim the next batch while the last rows of this one are still in flight, so
+          // the worker never runs below its concurrency between batches. Providers whose circuit
+          // opened since the cycle began are left out, like at its start.
+          const quotas = this.quotas(
+            eligible,
+            (providerKey) => this.circuits.state(providerKey) !== 'open',
+          );
+          if (quotas.length === 0) break;
+          const more = (
+            await this.notifications.findDueCandidates(quotas, now, this.options.batchSize, [
+              ...open,
+            ])
+          ).filter((candidate) => !seen.has(candidate.id));
+          for (const candidate of more) {
+            seen.add(candidate.id);
+            open.add(candidate.id);
           }
-        })
-        .finally(() => {
-          queue.done(candidate);
-          inFlightIds.delete(candidate.id);
-          inFlight.delete(task);
-        });
-      inFlight.add(task);
+          batchFull = more.length >= this.options.batchSize;
+          if (more.length === 0) break;
+          queue.refill(more);
+          continue;
+        }
+        if (decision.kind === 'wait') {
+          // Only a completion can unblock the remaining channels, and nothing is in flight: they
+          // cannot be served in this cycle.
+          if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
+          await Promise.race([
+            ...inFlight,
+            pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
+          ]);
+          continue;
+        }
+        const { candidate } = decision;
+        const task = this.rows
+          .process(context, candidate, eligible.get(candidate.channel) as EligibleChannel)
+          .then((outcome) => {
+            if (outcome === 'skipped') counts.skipped++;
+            else if (outcome === 'error') counts.errors++;
+            else if (outcome === 'lease-lost') {
+              // Another instance owns the cycle now: write nothing more, stop the calls in flight.
+              counts.skipped++;
+              stopReason = 'lease-lost';
+              context.interrupt.abort(
+                new LeaseLostError(context.lease.key, context.lease.fencingToken),
+              );
+            } else {
+              // Committed: no longer due at `now` (a zero backoff is caught by `seen`).
+              open.delete(candidate.id);
+              counts.processed++;
+              counts[outcome]++;
+              maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
+            }
+          })
+          .finally(() => {
+            queue.done(candidate);
+            inFlight.delete(task);
+          });
+        inFlight.add(task);
+      }
+    } finally {
+      // Cooperative stop: every row already handed out finishes its unit of work, also when a
+      // further claim failed, so the lease is not released (nor a new cycle let in) under them.
+      await Promise.allSettled(inFlight);
     }
-    // Cooperative stop: every row already handed out finishes its unit of work.
-    await Promise.all(inFlight);
     counts.skipped += queue.dropped;
     stopReason ??= batchFull ? 'batch-full' : 'no-more-due';
 
     // The snapshot's count still holds when the cycle committed nothing (so an empty cycle is 4
     // round trips: lease, channels, snapshot, release).
     const backlog =
-      counts.processed > 0 ? await this.notifications.countFailedBacklog() : snapshot.failedBacklog;
+      counts.processed > 0
+        ? await this.notifications.countFailedBacklog().catch((error: unknown) => {
+            // The rows are committed; a gauge must not turn the cycle into a failure.
+            this.logger.warn({
+              msg: 'backlog-count-failed',
+              event: 'backlog-count-failed',
+              runId,
+              correlationId,
+              error: errorText(error),
+            });
+            return snapshot.failedBacklog;
+          })
+        : snapshot.failedBacklog;
     this.metrics.backlog(backlog);
     this.failedBacklog = backlog.reduce((sum, b) => sum + b.rows, 0);
 
@@ -483,17 +506,22 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * A rate-limited channel gets no more candidates than it can send before the
    * deadline, so its backlog cannot fill the batch and starve the others.
    */
-  private quotas(eligible: Map<string, EligibleChannel>): ChannelQuota[] {
-    return [...eligible.values()].map(({ config }) => ({
-      channel: config.key,
-      quota:
-        config.rateLimitPerSec === null
-          ? this.options.batchSize
-          : Math.max(
-              1,
-              Math.ceil((config.rateLimitPerSec * this.options.maxCycleDurationMs) / 1000),
-            ),
-    }));
+  private quotas(
+    eligible: Map<string, EligibleChannel>,
+    include: (providerKey: string) => boolean = () => true,
+  ): ChannelQuota[] {
+    return [...eligible.values()]
+      .filter(({ config }) => include(config.providerKey))
+      .map(({ config }) => ({
+        channel: config.key,
+        quota:
+          config.rateLimitPerSec === null
+            ? this.options.batchSize
+            : Math.max(
+                1,
+                Math.ceil((config.rateLimitPerSec * this.options.maxCycleDurationMs) / 1000),
+              ),
+      }));
   }
 
   private skipped(

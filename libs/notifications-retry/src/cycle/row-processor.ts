@@ -201,11 +201,21 @@ export class RowProcessor {
         await this.notifications.applyTransition(manager, row.id, transition);
         return transition;
       });
-      if (!held) return;
+      if (!held) {
+        // Taken or finished by someone else meanwhile, or the lease is gone: theirs to record.
+        this.logger.warn({
+          msg: 'item-outcome-unrecorded',
+          event: 'item-outcome-unrecorded',
+          ...fields,
+          held: false,
+        });
+        return;
+      }
       this.logger.warn({
         msg: 'item-outcome-unrecorded',
         event: 'item-outcome-unrecorded',
         ...fields,
+        held: true,
         attempts: held.attempts,
         errorCode: held.lastErrorCode,
         nextAttemptAt: (held.nextAttemptAt ?? held.scheduledAt)?.toISOString(),

@@ -474,6 +474,18 @@ describe('unrecordedOutcomeTransition (the provider was called, the outcome coul
     expect(held.nextAttemptAt).toEqual(at(8_000));
   });
 
+  it('uses up the attempts after a lost non-retriable answer, so the next cycle finishes the row without calling again', () => {
+    const row = failedRow(1);
+    const lost = decideTransition(row, exponentialChannel, nonRetriable, NOW);
+    expect(lost).toMatchObject({ result: 'terminal', attempts: 2 });
+    const held = unrecordedOutcomeTransition(row, exponentialChannel, lost, NOW);
+    expect(held).toMatchObject({ status: 'Failed', attempts: 5, event: null });
+    expect(decideTransition(held, exponentialChannel, { kind: 'exhausted' }, NOW)).toMatchObject({
+      result: 'terminal',
+      event: 'Failed',
+    });
+  });
+
   it('leaves status and attempts alone when the lost attempt did not count (throttled), moving only the due time', () => {
     const row = pendingRow();
     const lost = decideTransition(

@@ -12,19 +12,23 @@ export abstract class DistributedLock {
   abstract acquire(key: string, owner: string, ttlMs: number): Promise<Lease | null>;
 
   /**
-   * The fence: called inside each row's transaction, just before its outcome is
-   * written. False means the lease expired or was taken over, and the row's
-   * transaction is rolled back. The default checks in that same transaction and
-   * holds a share lock on the lease until it commits, so a takeover waits for it.
+   * The fence, checked inside a row's transaction just before its outcome is
+   * written (by a lock without `sqlFence()`, for every row; with one, only for
+   * the rare separate write of an unrecorded outcome). False means the lease
+   * expired or was taken over, and the transaction is rolled back. The default
+   * checks in that same transaction and holds a share lock on the lease until
+   * it commits, so a takeover waits for it.
    */
   abstract confirm(lease: Lease, manager: EntityManager): Promise<boolean>;
 
   /**
    * Optional: the same fence as `confirm()`, stated as SQL (see `SqlFence`).
-   * With it the cycle checks the fence inside the statement that writes the
-   * row's outcome and runs the row's transaction on a bare pooled `pg` client;
-   * without it (null, the default) the cycle calls `confirm()` with a TypeORM
-   * EntityManager, one statement more per row.
+   * With it the cycle checks the fence inside the one statement that writes
+   * the row's outcome and its event, and runs the row's transaction on a bare
+   * pooled `pg` client. This base class returns null (`PostgresDistributedLock`
+   * implements it); the cycle then runs `confirm()`, the UPDATE and, for a
+   * final outcome, the outbox INSERT as separate statements in a TypeORM
+   * transaction: one or two statements more per row.
    */
   sqlFence(lease: Lease): SqlFence | null {
     void lease;

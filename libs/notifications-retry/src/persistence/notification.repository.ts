@@ -40,7 +40,7 @@ export interface FailedBacklogCount {
 export interface CycleSnapshot {
   /** As `findDueCandidates` returns them, oldest due first. */
   readonly candidates: DueCandidate[];
-  /** As `countDueOutside` returns them, by channel. */
+  /** Due rows of every channel outside the cycle's, by channel: counted, never touched. */
   readonly excludedDue: ExcludedDueCount[];
   /** As `countFailedBacklog` returns them, by channel. */
   readonly failedBacklog: FailedBacklogCount[];
@@ -107,7 +107,7 @@ export class NotificationRepository {
   /**
    * What a cycle reads before it sends anything, in one round trip: the
    * candidates (exactly `findDueCandidates`), the due rows of every channel
-   * outside `channels` (`countDueOutside`) and the failed backlog
+   * outside `channels` (for the channel-disabled count) and the failed backlog
    * (`countFailedBacklog`). With the lease, the channel catalog and the release,
    * a cycle with nothing to do is 4 round trips.
    */
@@ -222,19 +222,6 @@ export class NotificationRepository {
         GROUP BY channel
         ORDER BY channel`,
     );
-  }
-
-  /** Due rows per channel outside `included`; their rows are counted, never touched. */
-  async countDueOutside(included: readonly string[], now: Date): Promise<ExcludedDueCount[]> {
-    const rows: Array<{ channel: string; due: number }> = await this.dataSource.query(
-      `SELECT n.channel, count(*)::int AS due
-         FROM notifications n
-        WHERE n.due_at <= $1 AND NOT (n.channel = ANY($2::text[]))
-        GROUP BY n.channel
-        ORDER BY n.channel`,
-      [now, included],
-    );
-    return rows;
   }
 
   /**
