@@ -1,11 +1,77 @@
-import type { DataSource, DataSourceOptions } from 'typeorm';
+import {
+  DataSource,
+  type DataSourceOptions,
+  type MigrationInterface,
+  type QueryRunner,
+} from 'typeorm';
 import { notificationsRetryMigrations } from '@pin/notifications-retry';
 import {
   createMigratedDataSource,
+  MigrationLockTimeoutError,
   MIGRATIONS_ADVISORY_LOCK_KEY,
+  runMigrationsUnderLock,
 } from '../apps/pin-notifications/src/database/migrate-under-lock';
+import { isRetryableDataSourceError } from '../apps/pin-notifications/src/database/retryable-start-error';
 import { typeOrmOptions } from '../apps/pin-notifications/src/database/typeorm-options';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
+
+/** What a probe migration saw of its own session. */
+interface SessionView {
+  pid: number;
+  holdsMigrationsLock: boolean;
+  /** Whether the runner had opened a transaction around the migration. */
+  inTransaction?: boolean;
+}
+
+async function viewSession(queryRunner: QueryRunner): Promise<SessionView> {
+  const [view]: SessionView[] = await queryRunner.query(
+    `SELECT pg_backend_pid() AS pid,
+            EXISTS (SELECT 1 FROM pg_locks
+                     WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()
+                       AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1::bigint)
+              AS "holdsMigrationsLock"`,
+    [MIGRATIONS_ADVISORY_LOCK_KEY],
+  );
+  return view;
+}
+
+/** Migrations that record the session they run on, before and after the library's. */
+function probeMigrations(seen: SessionView[]): Array<new () => MigrationInterface> {
+  class ProbeBeforeAll1000000000000 implements MigrationInterface {
+    readonly name = 'ProbeBeforeAll1000000000000';
+    async up(queryRunner: QueryRunner): Promise<void> {
+      seen.push(await viewSession(queryRunner));
+    }
+    async down(): Promise<void> {}
+  }
+  class ProbeAfterAll9000000000000 implements MigrationInterface {
+    readonly name = 'ProbeAfterAll9000000000000';
+    async up(queryRunner: QueryRunner): Promise<void> {
+      seen.push({
+        ...(await viewSession(queryRunner)),
+        inTransaction: queryRunner.isTransactionActive,
+      });
+    }
+    async down(): Promise<void> {}
+  }
+  /** Declares, like FiniteNotificationTimes, that it opens its own transactions when given none. */
+  class ProbeOwnTransactions9000000000001 implements MigrationInterface {
+    readonly name = 'ProbeOwnTransactions9000000000001';
+    readonly runsOwnTransactions = true;
+    async up(queryRunner: QueryRunner): Promise<void> {
+      seen.push({
+        ...(await viewSession(queryRunner)),
+        inTransaction: queryRunner.isTransactionActive,
+      });
+    }
+    async down(): Promise<void> {}
+  }
+  return [
+    ProbeBeforeAll1000000000000,
+    ProbeAfterAll9000000000000,
+    ProbeOwnTransactions9000000000001,
+  ];
+}
 
 /** Records what runMigrationsUnderLock logs. */
 function recordingLogger(): { entries: Array<Record<string, unknown>>; log(entry: unknown): void } {
@@ -97,5 +163,204 @@ describe('host migrations under an advisory lock (real PostgreSQL)', () => {
     const [entry] = waiting.entries;
     expect(entry).toMatchObject({ event: 'migrations-applied', applied: [], count: 0 });
     expect(entry.lockWaitedMs).toBeGreaterThanOrEqual(400);
+  });
+
+  it('runs every migration on the session that holds the advisory lock, which it keeps until the last one has finished', async () => {
+    const seen: SessionView[] = [];
+    const ds = await createMigratedDataSource(
+      { ...hostOptions(), migrations: [...notificationsRetryMigrations, ...probeMigrations(seen)] },
+      recordingLogger(),
+    );
+    opened.push(ds);
+
+    // The first probe ran before the library's migrations and the others after them, on one session.
+    expect(seen).toHaveLength(3);
+    expect(seen.map((view) => view.holdsMigrationsLock)).toEqual([true, true, true]);
+    expect(new Set(seen.map((view) => view.pid)).size).toBe(1);
+    // Each migration in a transaction of its own, except one that runs its own (runsOwnTransactions).
+    expect(seen.map((view) => view.inTransaction)).toEqual([undefined, true, false]);
+    const [{ held }] = await ds.query(
+      `SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory'`,
+    );
+    expect(held).toBe(0);
+  });
+
+  it.each([
+    ['the host, on the locked session (own short transactions)', 'host'],
+    ["TypeORM's migrationsRun default (one transaction, mode 'all')", 'typeorm-all'],
+  ])(
+    "sets a pre-existing '-infinity' due time to now() when it adds the constraints, run by %s; 'infinity' stays",
+    async (_runner, runner) => {
+      const [createSchema, finiteTimes] = notificationsRetryMigrations;
+      const before = await createMigratedDataSource(
+        { ...hostOptions(), migrations: [createSchema] },
+        recordingLogger(),
+      );
+      const [minusNext, minusScheduled, plusNext] = await Promise.all(
+        [
+          `'Failed', '-infinity', NULL`,
+          `'Pending', NULL, '-infinity'`,
+          `'Failed', 'infinity', 'infinity'`,
+        ].map(async (values) => {
+          const [{ id }]: Array<{ id: string }> = await before.query(
+            `INSERT INTO notifications (channel, recipient_address, body, status, next_attempt_at, scheduled_at)
+             VALUES ('email', 'a@example.com', 'hello', ${values}) RETURNING id`,
+          );
+          return id;
+        }),
+      );
+      await before.destroy();
+
+      let ds: DataSource;
+      if (runner === 'host') {
+        const logger = recordingLogger();
+        ds = await createMigratedDataSource(hostOptions(), logger);
+        expect(logger.entries[0]).toMatchObject({ applied: [finiteTimes.name] });
+      } else {
+        ds = await new DataSource({ ...hostOptions(), migrationsRun: true }).initialize();
+      }
+      opened.push(ds);
+
+      const rows: Array<{ id: string; next: string | null; scheduled: string | null }> =
+        await ds.query(
+          `SELECT id,
+                CASE WHEN next_attempt_at BETWEEN now() - interval '1 minute' AND now() THEN 'now'
+                     ELSE next_attempt_at::text END AS next,
+                CASE WHEN scheduled_at BETWEEN now() - interval '1 minute' AND now() THEN 'now'
+                     ELSE scheduled_at::text END AS scheduled
+           FROM notifications`,
+        );
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      expect(byId.get(minusNext)).toMatchObject({ next: 'now', scheduled: null });
+      expect(byId.get(minusScheduled)).toMatchObject({ next: null, scheduled: 'now' });
+      expect(byId.get(plusNext)).toMatchObject({ next: 'infinity', scheduled: 'infinity' });
+
+      const constraints: Array<{ conname: string; convalidated: boolean }> = await ds.query(
+        `SELECT conname, convalidated FROM pg_constraint
+          WHERE conrelid = 'notifications'::regclass AND conname LIKE 'notifications_%_finite'
+          ORDER BY conname`,
+      );
+      expect(constraints).toEqual([
+        { conname: 'notifications_next_attempt_at_finite', convalidated: true },
+        { conname: 'notifications_scheduled_at_finite', convalidated: true },
+      ]);
+      // 'infinity' ("never") is still accepted, NULL too; '-infinity' is refused.
+      await ds.query(
+        `INSERT INTO notifications (channel, recipient_address, body, status, next_attempt_at, scheduled_at)
+         VALUES ('email', 'a@example.com', 'hello', 'Failed', 'infinity', 'infinity'),
+                ('email', 'a@example.com', 'hello', 'Sent', NULL, NULL)`,
+      );
+      await expect(
+        ds.query(
+          `INSERT INTO notifications (channel, recipient_address, body, status, next_attempt_at)
+           VALUES ('email', 'a@example.com', 'hello', 'Failed', '-infinity')`,
+        ),
+      ).rejects.toMatchObject({
+        code: '23514',
+        constraint: 'notifications_next_attempt_at_finite',
+      });
+    },
+  );
+
+  it('fails a start whose wait for the lock times out, with an error the TypeORM module does not retry', async () => {
+    const holder = await createMigratedDataSource(hostOptions(), recordingLogger());
+    opened.push(holder);
+    const session = holder.createQueryRunner();
+    await session.connect();
+    await session.query(`SELECT pg_advisory_lock($1::bigint)`, [MIGRATIONS_ADVISORY_LOCK_KEY]);
+    try {
+      const started = Date.now();
+      const error = await createMigratedDataSource(hostOptions(), recordingLogger(), {
+        lockTimeoutMs: 300,
+      }).then(
+        (ds) => {
+          opened.push(ds);
+          throw new Error('started without the lock');
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(MigrationLockTimeoutError);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(isRetryableDataSourceError(error)).toBe(false);
+    } finally {
+      await session.query(`SELECT pg_advisory_unlock($1::bigint)`, [MIGRATIONS_ADVISORY_LOCK_KEY]);
+      await session.release();
+    }
+  });
+
+  it('retries a database it cannot reach, but not a migration that fails', async () => {
+    const unreachable = new URL(db.url);
+    unreachable.port = '1';
+    const connectError = await new DataSource({
+      ...hostOptions(),
+      url: unreachable.toString(),
+    } as DataSourceOptions)
+      .initialize()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(isRetryableDataSourceError(connectError)).toBe(true);
+
+    class Broken1999999999999 implements MigrationInterface {
+      readonly name = 'Broken1999999999999';
+      async up(queryRunner: QueryRunner): Promise<void> {
+        await queryRunner.query(`ALTER TABLE no_such_table ADD COLUMN x int`);
+      }
+      async down(): Promise<void> {}
+    }
+    const migrationError = await createMigratedDataSource(
+      { ...hostOptions(), migrations: [...notificationsRetryMigrations, Broken1999999999999] },
+      recordingLogger(),
+    ).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(migrationError).toMatchObject({ code: '42P01' });
+    expect(isRetryableDataSourceError(migrationError)).toBe(false);
+  });
+
+  it('closes the session instead of pooling it when the unlock fails, and throws the migration error, not the unlock error', async () => {
+    let migrationPid = 0;
+    class LeavesAbortedTransaction1999999999999 implements MigrationInterface {
+      readonly name = 'LeavesAbortedTransaction1999999999999';
+      readonly transaction = false;
+      async up(queryRunner: QueryRunner): Promise<void> {
+        [{ pid: migrationPid }] = await queryRunner.query(`SELECT pg_backend_pid() AS pid`);
+        // A transaction the runner does not know of, aborted: every later query on the session fails.
+        await queryRunner.query(`BEGIN`);
+        await queryRunner.query(`SELECT 1 / 0`);
+      }
+      async down(): Promise<void> {}
+    }
+    const ds = await new DataSource({
+      ...hostOptions(),
+      migrations: [...notificationsRetryMigrations, LeavesAbortedTransaction1999999999999],
+    }).initialize();
+    opened.push(ds);
+    const logger = recordingLogger();
+
+    await expect(runMigrationsUnderLock(ds, logger)).rejects.toMatchObject({ code: '22012' }); // division_by_zero
+    expect(logger.entries).toEqual([
+      expect.objectContaining({ event: 'migrations-unlock-failed' }),
+    ]);
+    expect(migrationPid).toBeGreaterThan(0);
+
+    // Its backend is gone (taking the lock with it) rather than idle in the pool.
+    const deadline = Date.now() + 5_000;
+    let alive = 1;
+    while (alive > 0 && Date.now() < deadline) {
+      [{ alive }] = await ds.query(
+        `SELECT count(*)::int AS alive FROM pg_stat_activity WHERE pid = $1`,
+        [migrationPid],
+      );
+      if (alive > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(alive).toBe(0);
+    const [{ free }] = await ds.query(`SELECT pg_try_advisory_lock($1::bigint) AS free`, [
+      MIGRATIONS_ADVISORY_LOCK_KEY,
+    ]);
+    expect(free).toBe(true);
+    await ds.query(`SELECT pg_advisory_unlock_all()`);
   });
 });

@@ -14,6 +14,7 @@ import {
   STOP_EMBEDDED_DATABASE,
 } from './database/embedded-database-shutdown';
 import { createMigratedDataSource } from './database/migrate-under-lock';
+import { isRetryableDataSourceError } from './database/retryable-start-error';
 import { typeOrmOptions } from './database/typeorm-options';
 import { DemoModule } from './demo/demo.module';
 import { HealthModule } from './health/health.module';
@@ -53,8 +54,16 @@ export class AppModule {
           },
         }),
         TypeOrmModule.forRootAsync({
-          useFactory: () => typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency),
-          // Migrations run here, under a PostgreSQL advisory lock, not through migrationsRun.
+          useFactory: () => ({
+            ...typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency),
+            // Retried: only a database not reachable yet (starting with the app, a failover), about
+            // 30 s to 2 min in all with the 10 s connect timeout. A failed migration or the migration
+            // lock timing out fails the start at once: a retry would only repeat it.
+            retryAttempts: 10,
+            retryDelay: 3_000,
+            toRetry: isRetryableDataSourceError,
+          }),
+          // Migrations run here, on one session holding a PostgreSQL advisory lock, not through migrationsRun.
           dataSourceFactory: (dataSourceOptions) => {
             if (!dataSourceOptions) throw new Error('TypeORM options are missing');
             return createMigratedDataSource(dataSourceOptions);

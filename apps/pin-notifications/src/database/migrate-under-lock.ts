@@ -1,5 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import {
+  DataSource,
+  MigrationExecutor,
+  type DataSourceOptions,
+  type Migration,
+  type MigrationInterface,
+  type QueryRunner,
+} from 'typeorm';
 
 /**
  * Key of the session-level `pg_advisory_lock` every replica of this app takes
@@ -10,8 +17,25 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
  */
 export const MIGRATIONS_ADVISORY_LOCK_KEY = '-3880814726715039087';
 
-/** How long a replica waits for another one's migrations before its start fails. */
+/**
+ * How long a replica waits for the advisory lock (another replica's migrations)
+ * before its start fails with MigrationLockTimeoutError. The TypeORM module does
+ * not retry that error (isRetryableDataSourceError), so this is the whole wait.
+ */
 export const MIGRATIONS_LOCK_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * Once the advisory lock is held: how long one migration statement may wait
+ * for a table or row lock before the start fails. A queued ALTER TABLE blocks
+ * every later query on its table while it waits, so it must not wait for long.
+ * A migration may set a shorter one of its own (SET LOCAL).
+ */
+export const MIGRATION_STATEMENT_LOCK_TIMEOUT_MS = 10_000;
+
+/** Another replica held the migrations lock for longer than the lock timeout. */
+export class MigrationLockTimeoutError extends Error {
+  override readonly name = 'MigrationLockTimeoutError';
+}
 
 export interface MigrationRun {
   /** Names of the migrations this process applied; empty when another replica already had. */
@@ -20,45 +44,77 @@ export interface MigrationRun {
   readonly waitedMs: number;
 }
 
+export interface MigrationRunSettings {
+  /** Wait for the advisory lock; MIGRATIONS_LOCK_TIMEOUT_MS unless given (tests). */
+  readonly lockTimeoutMs?: number;
+}
+
+export type MigrationLogger = Pick<Logger, 'log'> & Partial<Pick<Logger, 'warn'>>;
+
 /**
- * Runs the pending migrations while holding the advisory lock, on a connection
- * of its own kept for the whole run. TypeORM takes no lock of its own: replicas
- * starting together would each see the migration pending and run it, and all
- * but one fail on "relation already exists" (or worse, half-apply a
- * non-transactional one). Under the lock the second replica finds nothing
- * pending. The lock is session-level, so a replica that dies mid-migration
- * releases it with its connection.
+ * Runs the pending migrations on one session that holds the advisory lock for
+ * the whole run. TypeORM takes no lock of its own: replicas starting together
+ * would each see a migration pending and run it, and all but one fail on
+ * "relation already exists" (or worse, half-apply a non-transactional one).
+ * Under the lock the second replica finds nothing pending.
+ *
+ * The migrations run on the very session that holds the lock (TypeORM's
+ * MigrationExecutor on its QueryRunner), so the lock cannot be lost while they
+ * go on: should that session drop, the migration in progress drops with it and
+ * rolls back. Each migration runs in its own transaction (`'each'`), except
+ * those that declare `runsOwnTransactions` (they open their own short ones),
+ * under MIGRATION_STATEMENT_LOCK_TIMEOUT_MS.
+ *
+ * The session goes back to the pool only after a clean run and unlock; after
+ * anything else it is closed, which also releases a lock still held. An unlock
+ * failure never hides the migration's own error.
  */
 export async function runMigrationsUnderLock(
   dataSource: DataSource,
-  logger: Pick<Logger, 'log'> = new Logger('Migrations'),
+  logger: MigrationLogger = new Logger('Migrations'),
+  settings: MigrationRunSettings = {},
 ): Promise<MigrationRun> {
+  const lockTimeoutMs = settings.lockTimeoutMs ?? MIGRATIONS_LOCK_TIMEOUT_MS;
   const session = dataSource.createQueryRunner();
-  await session.connect();
+  let client: PgClient | undefined;
+  let reusable = false;
   try {
+    client = (await session.connect()) as PgClient;
     const started = Date.now();
-    // lock_timeout bounds the wait for an advisory lock too; reset before the session goes back to the pool.
-    await session.query(`SELECT set_config('lock_timeout', $1, false)`, [
-      `${MIGRATIONS_LOCK_TIMEOUT_MS}ms`,
-    ]);
-    await session.query(`SELECT pg_advisory_lock($1::bigint)`, [MIGRATIONS_ADVISORY_LOCK_KEY]);
+    await setLockTimeout(session, lockTimeoutMs);
+    await acquireLock(session, lockTimeoutMs);
     const waitedMs = Date.now() - started;
+
+    let outcome: { applied: string[] } | { error: unknown };
     try {
-      const applied = (await dataSource.runMigrations({ transaction: 'all' })).map((m) => m.name);
-      logger.log({
-        msg: 'migrations-applied',
-        event: 'migrations-applied',
-        applied,
-        count: applied.length,
-        lockWaitedMs: waitedMs,
-      });
-      return { applied, waitedMs };
-    } finally {
-      await session.query(`SELECT pg_advisory_unlock($1::bigint)`, [MIGRATIONS_ADVISORY_LOCK_KEY]);
+      await setLockTimeout(session, MIGRATION_STATEMENT_LOCK_TIMEOUT_MS);
+      const executor = new LockedSessionMigrationExecutor(dataSource, session);
+      executor.transaction = 'each';
+      outcome = { applied: (await executor.executePendingMigrations()).map((m) => m.name) };
+    } catch (error) {
+      outcome = { error };
     }
+    const unlocked = await releaseLock(session, logger);
+    if ('error' in outcome) throw outcome.error;
+
+    const { applied } = outcome;
+    logger.log({
+      msg: 'migrations-applied',
+      event: 'migrations-applied',
+      applied,
+      count: applied.length,
+      lockWaitedMs: waitedMs,
+    });
+    reusable =
+      unlocked &&
+      (await session.query(`RESET lock_timeout`).then(
+        () => true,
+        () => false,
+      ));
+    return { applied, waitedMs };
   } finally {
-    await session.query(`RESET lock_timeout`).catch(() => undefined);
-    await session.release();
+    if (reusable) await session.release();
+    else await discard(session, client);
   }
 }
 
@@ -69,14 +125,91 @@ export async function runMigrationsUnderLock(
  */
 export async function createMigratedDataSource(
   options: DataSourceOptions,
-  logger?: Pick<Logger, 'log'>,
+  logger?: MigrationLogger,
+  settings?: MigrationRunSettings,
 ): Promise<DataSource> {
   const dataSource = await new DataSource({ ...options, migrationsRun: false }).initialize();
   try {
-    await runMigrationsUnderLock(dataSource, logger);
+    await runMigrationsUnderLock(dataSource, logger, settings);
   } catch (error) {
     await dataSource.destroy().catch(() => undefined);
     throw error;
   }
   return dataSource;
+}
+
+/**
+ * Runs a migration that declares `runsOwnTransactions` with `transaction = false`
+ * (it then commits its steps one by one), without changing the instance, which
+ * other runners (TypeORM's own, mode 'all') must still see without an override.
+ */
+class LockedSessionMigrationExecutor extends MigrationExecutor {
+  protected override getMigrations(): Migration[] {
+    return super.getMigrations().map((migration) => {
+      const instance: (MigrationInterface & { runsOwnTransactions?: unknown }) | undefined =
+        migration.instance;
+      if (instance?.runsOwnTransactions === true && instance.transaction === undefined) {
+        migration.instance = Object.create(instance, {
+          transaction: { value: false },
+        }) as MigrationInterface;
+      }
+      return migration;
+    });
+  }
+}
+
+function setLockTimeout(session: QueryRunner, ms: number): Promise<unknown> {
+  // Session-level (is_local false): it must outlive the migrations' transactions; reset before release.
+  return session.query(`SELECT set_config('lock_timeout', $1, false)`, [`${ms}ms`]);
+}
+
+async function acquireLock(session: QueryRunner, lockTimeoutMs: number): Promise<void> {
+  try {
+    await session.query(`SELECT pg_advisory_lock($1::bigint)`, [MIGRATIONS_ADVISORY_LOCK_KEY]);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== '55P03') throw error; // lock_not_available
+    throw new MigrationLockTimeoutError(
+      `Waited ${lockTimeoutMs} ms for the migrations advisory lock (key ${MIGRATIONS_ADVISORY_LOCK_KEY}): ` +
+        `another replica is still migrating, or a session holds the lock. Nothing was migrated.`,
+      { cause: error },
+    );
+  }
+}
+
+/** True when the lock was released and the session is fit for the pool; never throws. */
+async function releaseLock(session: QueryRunner, logger: MigrationLogger): Promise<boolean> {
+  try {
+    const [{ unlocked }] = (await session.query(
+      `SELECT pg_advisory_unlock($1::bigint) AS unlocked`,
+      [MIGRATIONS_ADVISORY_LOCK_KEY],
+    )) as Array<{ unlocked: boolean }>;
+    if (unlocked) return true;
+    warn(logger, { reason: 'the session no longer held the lock' });
+  } catch (error) {
+    warn(logger, { reason: error instanceof Error ? error.message : String(error) });
+  }
+  return false;
+}
+
+function warn(logger: MigrationLogger, detail: { reason: string }): void {
+  const entry = {
+    msg: 'migrations-unlock-failed',
+    event: 'migrations-unlock-failed',
+    ...detail,
+    note: 'the session is closed instead of returned to the pool, which releases the lock',
+  };
+  if (logger.warn) logger.warn(entry);
+  else logger.log(entry);
+}
+
+/** Closes the session's connection (releasing any lock it holds) and removes it from the pool. */
+async function discard(session: QueryRunner, client: PgClient | undefined): Promise<void> {
+  // pg-pool drops a released client that is ending instead of handing it out again.
+  await client?.end().catch(() => undefined);
+  await session.release().catch(() => undefined);
+}
+
+/** The part of pg's PoolClient used here: what `QueryRunner.connect()` resolves to on PostgreSQL. */
+interface PgClient {
+  end(): Promise<void>;
 }
