@@ -54,23 +54,7 @@ function probeMigrations(seen: SessionView[]): Array<new () => MigrationInterfac
     }
     async down(): Promise<void> {}
   }
-  /** Declares, like FiniteNotificationTimes, that it opens its own transactions when given none. */
-  class ProbeOwnTransactions9000000000001 implements MigrationInterface {
-    readonly name = 'ProbeOwnTransactions9000000000001';
-    readonly runsOwnTransactions = true;
-    async up(queryRunner: QueryRunner): Promise<void> {
-      seen.push({
-        ...(await viewSession(queryRunner)),
-        inTransaction: queryRunner.isTransactionActive,
-      });
-    }
-    async down(): Promise<void> {}
-  }
-  return [
-    ProbeBeforeAll1000000000000,
-    ProbeAfterAll9000000000000,
-    ProbeOwnTransactions9000000000001,
-  ];
+  return [ProbeBeforeAll1000000000000, ProbeAfterAll9000000000000];
 }
 
 /** Records what runMigrationsUnderLock logs. */
@@ -173,94 +157,17 @@ describe('host migrations under an advisory lock (real PostgreSQL)', () => {
     );
     opened.push(ds);
 
-    // The first probe ran before the library's migrations and the others after them, on one session.
-    expect(seen).toHaveLength(3);
-    expect(seen.map((view) => view.holdsMigrationsLock)).toEqual([true, true, true]);
+    // The first probe ran before the library's migrations and the other after them, on one session.
+    expect(seen).toHaveLength(2);
+    expect(seen.map((view) => view.holdsMigrationsLock)).toEqual([true, true]);
     expect(new Set(seen.map((view) => view.pid)).size).toBe(1);
-    // Each migration in a transaction of its own, except one that runs its own (runsOwnTransactions).
-    expect(seen.map((view) => view.inTransaction)).toEqual([undefined, true, false]);
+    // Each migration in a transaction of its own.
+    expect(seen.map((view) => view.inTransaction)).toEqual([undefined, true]);
     const [{ held }] = await ds.query(
       `SELECT count(*)::int AS held FROM pg_locks WHERE locktype = 'advisory'`,
     );
     expect(held).toBe(0);
   });
-
-  it.each([
-    ['the host, on the locked session (own short transactions)', 'host'],
-    ["TypeORM's migrationsRun default (one transaction, mode 'all')", 'typeorm-all'],
-  ])(
-    "sets a pre-existing '-infinity' due time to now() when it adds the constraints, run by %s; 'infinity' stays",
-    async (_runner, runner) => {
-      const [createSchema, finiteTimes] = notificationsRetryMigrations;
-      const before = await createMigratedDataSource(
-        { ...hostOptions(), migrations: [createSchema] },
-        recordingLogger(),
-      );
-      const [minusNext, minusScheduled, plusNext] = await Promise.all(
-        [
-          `'Failed', '-infinity', NULL`,
-          `'Pending', NULL, '-infinity'`,
-          `'Failed', 'infinity', 'infinity'`,
-        ].map(async (values) => {
-          const [{ id }]: Array<{ id: string }> = await before.query(
-            `INSERT INTO notifications (channel, recipient_address, body, status, next_attempt_at, scheduled_at)
-             VALUES ('email', 'a@example.com', 'hello', ${values}) RETURNING id`,
-          );
-          return id;
-        }),
-      );
-      await before.destroy();
-
-      let ds: DataSource;
-      if (runner === 'host') {
-        const logger = recordingLogger();
-        ds = await createMigratedDataSource(hostOptions(), logger);
-        expect(logger.entries[0]).toMatchObject({ applied: [finiteTimes.name] });
-      } else {
-        ds = await new DataSource({ ...hostOptions(), migrationsRun: true }).initialize();
-      }
-      opened.push(ds);
-
-      const rows: Array<{ id: string; next: string | null; scheduled: string | null }> =
-        await ds.query(
-          `SELECT id,
-                CASE WHEN next_attempt_at BETWEEN now() - interval '1 minute' AND now() THEN 'now'
-                     ELSE next_attempt_at::text END AS next,
-                CASE WHEN scheduled_at BETWEEN now() - interval '1 minute' AND now() THEN 'now'
-                     ELSE scheduled_at::text END AS scheduled
-           FROM notifications`,
-        );
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      expect(byId.get(minusNext)).toMatchObject({ next: 'now', scheduled: null });
-      expect(byId.get(minusScheduled)).toMatchObject({ next: null, scheduled: 'now' });
-      expect(byId.get(plusNext)).toMatchObject({ next: 'infinity', scheduled: 'infinity' });
-
-      const constraints: Array<{ conname: string; convalidated: boolean }> = await ds.query(
-        `SELECT conname, convalidated FROM pg_constraint
-          WHERE conrelid = 'notifications'::regclass AND conname LIKE 'notifications_%_finite'
-          ORDER BY conname`,
-      );
-      expect(constraints).toEqual([
-        { conname: 'notifications_next_attempt_at_finite', convalidated: true },
-        { conname: 'notifications_scheduled_at_finite', convalidated: true },
-      ]);
-      // 'infinity' ("never") is still accepted, NULL too; '-infinity' is refused.
-      await ds.query(
-        `INSERT INTO notifications (channel, recipient_address, body, status, next_attempt_at, scheduled_at)
-         VALUES ('email', 'a@example.com', 'hello', 'Failed', 'infinity', 'infinity'),
-                ('email', 'a@example.com', 'hello', 'Sent', NULL, NULL)`,
-      );
-      await expect(
-        ds.query(
-          `INSERT INTO notifications (channel, recipient_address, body, status, next_attempt_at)
-           VALUES ('email', 'a@example.com', 'hello', 'Failed', '-infinity')`,
-        ),
-      ).rejects.toMatchObject({
-        code: '23514',
-        constraint: 'notifications_next_attempt_at_finite',
-      });
-    },
-  );
 
   it('fails a start whose wait for the lock times out, with an error the TypeORM module does not retry', async () => {
     const holder = await createMigratedDataSource(hostOptions(), recordingLogger());

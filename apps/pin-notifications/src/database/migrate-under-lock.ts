@@ -1,12 +1,5 @@
 import { Logger } from '@nestjs/common';
-import {
-  DataSource,
-  MigrationExecutor,
-  type DataSourceOptions,
-  type Migration,
-  type MigrationInterface,
-  type QueryRunner,
-} from 'typeorm';
+import { DataSource, MigrationExecutor, type DataSourceOptions, type QueryRunner } from 'typeorm';
 
 /**
  * Key of the session-level `pg_advisory_lock` every replica of this app takes
@@ -61,9 +54,8 @@ export type MigrationLogger = Pick<Logger, 'log'> & Partial<Pick<Logger, 'warn'>
  * The migrations run on the very session that holds the lock (TypeORM's
  * MigrationExecutor on its QueryRunner), so the lock cannot be lost while they
  * go on: should that session drop, the migration in progress drops with it and
- * rolls back. Each migration runs in its own transaction (`'each'`), except
- * those that declare `runsOwnTransactions` (they open their own short ones),
- * under MIGRATION_STATEMENT_LOCK_TIMEOUT_MS.
+ * rolls back. Each migration runs in its own transaction (`'each'`), under
+ * MIGRATION_STATEMENT_LOCK_TIMEOUT_MS.
  *
  * The session goes back to the pool only after a clean run and unlock; after
  * anything else it is closed, which also releases a lock still held. An unlock
@@ -88,7 +80,7 @@ export async function runMigrationsUnderLock(
     let outcome: { applied: string[] } | { error: unknown };
     try {
       await setLockTimeout(session, MIGRATION_STATEMENT_LOCK_TIMEOUT_MS);
-      const executor = new LockedSessionMigrationExecutor(dataSource, session);
+      const executor = new MigrationExecutor(dataSource, session);
       executor.transaction = 'each';
       outcome = { applied: (await executor.executePendingMigrations()).map((m) => m.name) };
     } catch (error) {
@@ -136,26 +128,6 @@ export async function createMigratedDataSource(
     throw error;
   }
   return dataSource;
-}
-
-/**
- * Runs a migration that declares `runsOwnTransactions` with `transaction = false`
- * (it then commits its steps one by one), without changing the instance, which
- * other runners (TypeORM's own, mode 'all') must still see without an override.
- */
-class LockedSessionMigrationExecutor extends MigrationExecutor {
-  protected override getMigrations(): Migration[] {
-    return super.getMigrations().map((migration) => {
-      const instance: (MigrationInterface & { runsOwnTransactions?: unknown }) | undefined =
-        migration.instance;
-      if (instance?.runsOwnTransactions === true && instance.transaction === undefined) {
-        migration.instance = Object.create(instance, {
-          transaction: { value: false },
-        }) as MigrationInterface;
-      }
-      return migration;
-    });
-  }
 }
 
 function setLockTimeout(session: QueryRunner, ms: number): Promise<unknown> {

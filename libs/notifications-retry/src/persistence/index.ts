@@ -1,6 +1,5 @@
 import { DistributedLockEntity } from './distributed-lock.entity';
 import { CreateNotificationsRetrySchema1796083200000 } from './migrations/1796083200000-create-notifications-retry-schema';
-import { FiniteNotificationTimes1796169600000 } from './migrations/1796169600000-finite-notification-times';
 import { NotificationChannelEntity } from './notification-channel.entity';
 import { NotificationOutboxEntity } from './notification-outbox.entity';
 import { NotificationEntity } from './notification.entity';
@@ -14,7 +13,4 @@ export const notificationsRetryEntities = [
 ];
 
 /** Register these in the host's TypeORM `migrations`, in this order. */
-export const notificationsRetryMigrations = [
-  CreateNotificationsRetrySchema1796083200000,
-  FiniteNotificationTimes1796169600000,
-];
+export const notificationsRetryMigrations = [CreateNotificationsRetrySchema1796083200000];

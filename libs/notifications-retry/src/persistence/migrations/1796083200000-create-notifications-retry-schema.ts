@@ -31,7 +31,12 @@ export class CreateNotificationsRetrySchema1796083200000 implements MigrationInt
                                           WHEN 'Pending' THEN scheduled_at END
                             ) STORED,
         CONSTRAINT notifications_status_check CHECK (status IN ('Pending', 'Sent', 'Failed')),
-        CONSTRAINT notifications_attempts_check CHECK (attempts >= 0)
+        CONSTRAINT notifications_attempts_check CHECK (attempts >= 0),
+        -- '-infinity' (an operator's "retry now") would be due at once, and pg hands it to
+        -- JavaScript as a number, not a Date: one such row would break every cycle's ordering.
+        -- 'infinity' is never due and harmless; NULL passes.
+        CONSTRAINT notifications_next_attempt_at_finite CHECK (next_attempt_at > '-infinity'),
+        CONSTRAINT notifications_scheduled_at_finite CHECK (scheduled_at > '-infinity')
       )`);
     // The claim walks this index per enabled channel, oldest due first: rows of a
     // disabled channel sit under another key prefix and are never visited. Sent
