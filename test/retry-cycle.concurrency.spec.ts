@@ -285,6 +285,61 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(lock).toEqual({ owner: 'instance-b', held: true });
   });
 
+  it('an instance paused past its TTL writes nothing after the pause; the instance that takes over sends the row again', async () => {
+    // TTL 6 s: the shortest that admits a 300 ms channel timeout next to a 200 ms cycle (5 s margin).
+    const options = { concurrency: 1, lockTtlMs: 6_000, maxCycleDurationMs: 200 };
+    const a = await start({ options: { ...options, instanceId: 'instance-a' } });
+    const b = await start({ options: { ...options, instanceId: 'instance-b' } });
+    const now = a.clock.now();
+    b.clock.set(now);
+    await insertChannel(ds, { key: 'email', timeoutMs: 300 });
+    const first = await insertNotification(ds, {
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 3),
+    });
+    const others = [
+      await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 2) }),
+      await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 1) }),
+    ];
+    a.provider.respondWith((message) => {
+      // A stop-the-world pause (a long GC, a frozen VM) inside the call: no timer, socket or lease
+      // renewal runs; then the provider's success arrives, as if nothing had happened.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 6_300);
+      return { providerMessageId: `a-${message.id}` };
+    });
+
+    const paused = completed(await a.cycles.runCycle());
+
+    // The call succeeded, but the lease ran out during the pause: the write is fenced off, whether
+    // or not anyone took over yet, and the cycle stops.
+    expect(paused).toMatchObject({ stopReason: 'lease-lost', counts: { processed: 0 } });
+    expect(a.provider.calls.map((call) => call.message.id)).toEqual([first]);
+    expect(await readNotification(ds, first)).toMatchObject({
+      status: 'Failed',
+      attempts: 0,
+      provider_message_id: null,
+    });
+    expect(await outboxEvents(ds)).toHaveLength(0);
+
+    // Instance b takes the lease over (the next fencing token) and sends every row, the first one
+    // again, with the same idempotency key for the provider to deduplicate on.
+    const overtaking = completed(await b.cycles.runCycle());
+    expect(overtaking.fencingToken).toBe(paused.fencingToken + 1);
+    expect(overtaking.counts).toMatchObject({ sent: 3 });
+    for (const id of [first, ...others]) {
+      expect((await outboxEvents(ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
+    }
+    expect(await readNotification(ds, first)).toMatchObject({
+      status: 'Sent',
+      provider_message_id: `scripted-${first}`,
+    });
+    expect(
+      [...a.provider.calls, ...b.provider.calls]
+        .filter((call) => call.message.id === first)
+        .map((call) => call.idempotencyKey),
+    ).toEqual([first, first]);
+  });
+
   it('on shutdown, cuts a provider call that outlives the grace period without using an attempt', async () => {
     const app = await start({ options: { concurrency: 1, shutdownGraceMs: 50 } });
     await ds.query(`UPDATE notification_channels SET timeout_ms = 5000`);

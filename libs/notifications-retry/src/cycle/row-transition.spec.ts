@@ -474,15 +474,16 @@ describe('unrecordedOutcomeTransition (the provider was called, the outcome coul
     expect(held.nextAttemptAt).toEqual(at(8_000));
   });
 
-  it('uses up the attempts after a lost non-retriable answer, so the next cycle finishes the row without calling again', () => {
+  it('counts a lost non-retriable answer as the one call it was: the row is asked again, not exhausted', () => {
     const row = failedRow(1);
     const lost = decideTransition(row, exponentialChannel, nonRetriable, NOW);
     expect(lost).toMatchObject({ result: 'terminal', attempts: 2 });
     const held = unrecordedOutcomeTransition(row, exponentialChannel, lost, NOW);
-    expect(held).toMatchObject({ status: 'Failed', attempts: 5, event: null });
-    expect(decideTransition(held, exponentialChannel, { kind: 'exhausted' }, NOW)).toMatchObject({
-      result: 'terminal',
-      event: 'Failed',
+    expect(held).toMatchObject({
+      status: 'Failed',
+      attempts: 2,
+      nextAttemptAt: at(2_000),
+      event: null,
     });
   });
 

@@ -176,9 +176,9 @@ export const UNRECORDED_OUTCOME_CODE = 'outcome_not_recorded';
  * status and only moves its due time. A lost success never uses up the row's
  * last attempt: exhausting it would end a delivered notification as Failed, so
  * it is sent again (the provider deduplicates on the NotificationId) until its
- * Sent can be recorded. A lost final failure (a refused address) uses them all
- * up, so the next cycle finishes the row without calling the provider again.
- * Never produces an event.
+ * Sent can be recorded. `attempts` keeps counting calls made: a lost refusal
+ * (a bad address) is asked once more rather than recorded as attempts that
+ * never happened. Never produces an event.
  */
 export function unrecordedOutcomeTransition(
   row: ClaimedRowState,
@@ -190,10 +190,7 @@ export function unrecordedOutcomeTransition(
   const attempts =
     attempted.result === 'sent'
       ? Math.min(attempted.attempts, Math.max(row.attempts, channel.maxAttempts - 1))
-      : attempted.result === 'terminal'
-        ? // The provider refused for good (or the last attempt failed): no further call.
-          Math.max(attempted.attempts, channel.maxAttempts)
-        : attempted.attempts;
+      : attempted.attempts;
   const counted = attempts > row.attempts;
   const status = counted ? NotificationStatus.Failed : row.status;
   const at = new Date(
