@@ -37,6 +37,19 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     await insertChannel(ds, { key: 'email', maxAttempts: 3 });
   });
 
+  /** The database refuses this row's events, as a full disk or a constraint would. */
+  async function refuseEventsOf(id: string): Promise<void> {
+    await ds.query(`
+      CREATE OR REPLACE FUNCTION refuse_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.message_key = '${id}' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
+        RETURN NEW;
+      END $$`);
+    await ds.query(
+      `CREATE TRIGGER outbox_refuses BEFORE INSERT ON notification_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()`,
+    );
+  }
+
   it('rolls the status change back when the outbox insert fails, then holds the row for its backoff instead of re-sending it every cycle', async () => {
     const now = app.clock.now();
     const doomed = await insertNotification(ds, {
@@ -50,16 +63,7 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       nextAttemptAt: minutesAgo(now, 1),
     });
     const before = await readNotification(ds, doomed);
-    // The database refuses this one event, as a full disk or a constraint would.
-    await ds.query(`
-      CREATE OR REPLACE FUNCTION refuse_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.message_key = '${doomed}' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
-        RETURN NEW;
-      END $$`);
-    await ds.query(
-      `CREATE TRIGGER outbox_refuses BEFORE INSERT ON notification_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()`,
-    );
+    await refuseEventsOf(doomed);
 
     const report = completed(await app.cycles.runCycle());
 
@@ -100,18 +104,6 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     expect(await readNotification(ds, doomed)).toMatchObject({ status: 'Sent', attempts: 3 });
     expect(await outboxEvents(ds, doomed)).toHaveLength(1);
   });
-
-  async function refuseEventsOf(id: string): Promise<void> {
-    await ds.query(`
-      CREATE OR REPLACE FUNCTION refuse_outbox() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NEW.message_key = '${id}' THEN RAISE EXCEPTION 'outbox unavailable'; END IF;
-        RETURN NEW;
-      END $$`);
-    await ds.query(
-      `CREATE TRIGGER outbox_refuses BEFORE INSERT ON notification_outbox FOR EACH ROW EXECUTE FUNCTION refuse_outbox()`,
-    );
-  }
 
   it('calls a failing provider at most max_attempts times when the final outcome can never be recorded', async () => {
     const now = app.clock.now();

@@ -25,6 +25,12 @@ export interface InvariantCheck {
 
 /** How long after a successful call its COMMIT may lag and a crash still count as "between them". */
 const CRASH_WINDOW_MS = 10_000;
+/**
+ * The row is locked (its transaction open) before the call starts: a backend
+ * terminated in that gap, or while the call waits for its rate slot, loses the
+ * outcome of a call that begins after it.
+ */
+const LOCKED_BEFORE_CALL_MS = 2_000;
 const SAMPLE = 5;
 
 function result(name: string, failures: string[], ok: string): InvariantResult {
@@ -263,7 +269,7 @@ async function checkDuplicates(
       const crash = crashes.find(
         (e) =>
           e.instanceId === call.instance &&
-          e.at.getTime() >= call.started_at.getTime() &&
+          e.at.getTime() >= call.started_at.getTime() - LOCKED_BEFORE_CALL_MS &&
           e.at.getTime() <= call.at.getTime() + CRASH_WINDOW_MS,
       );
       if (!crash) {

@@ -8,7 +8,8 @@
  * on any failure. `test/chaos.spec.ts` runs the same at a small size.
  */
 import 'reflect-metadata';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { createScratchDatabase } from '../../src/database/scratch-database';
@@ -284,6 +285,11 @@ async function chaos(
     }),
   );
   log(`all instances stopped after ${Math.round(processingMs / 1000)} s; checking`);
+  // Kept with the logs: what the invariants judged duplicates against, for anyone re-checking a run.
+  writeFileSync(
+    join(options.outDir, 'chaos-events.json'),
+    JSON.stringify({ crashes, sigterms, unexpectedExits }, null, 2),
+  );
 
   const check = await checkInvariants(client, {
     seededRows: seeded.length,
