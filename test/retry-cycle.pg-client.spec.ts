@@ -1,6 +1,7 @@
 import { Client, type Pool, type QueryConfig } from 'pg';
 import type { DataSource } from 'typeorm';
 import { NotificationRepository } from '@pin/notifications-retry/persistence/notification.repository';
+import { runInPooledPgTransaction } from '@pin/notifications-retry/persistence/pooled-pg-transaction';
 import {
   insertChannel,
   insertNotification,
@@ -219,6 +220,23 @@ describe.each([
       app.clock.advance(3_600_000);
       expect(completed(await app.cycles.runCycle()).counts).toMatchObject({ sent: 1, errors: 0 });
       expect(await readNotification(ds, id)).toMatchObject({ status: 'Sent' });
+    });
+
+    it('does not report a transaction as committed when the server answers COMMIT with ROLLBACK', async () => {
+      const id = await insertNotification(ds, {
+        status: 'Failed',
+        attempts: 1,
+        nextAttemptAt: minutesAgo(app.clock.now(), 2),
+      });
+      const run = runInPooledPgTransaction(ds, { preparedStatements }, async (executor) => {
+        await executor.query(`UPDATE notifications SET attempts = 9 WHERE id = $1`, [id]);
+        // An error swallowed inside the unit of work leaves the transaction aborted.
+        await executor.query('SELECT 1 / 0').catch(() => undefined);
+        return 'written';
+      });
+      await expect(run).rejects.toThrow(/rolled back at COMMIT \(server answered ROLLBACK\)/);
+      expect((await readNotification(ds, id)).attempts).toBe(1);
+      expectNoClientCheckedOut(ds);
     });
   },
 );

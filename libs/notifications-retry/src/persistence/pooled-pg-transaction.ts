@@ -54,7 +54,14 @@ export async function runInPooledPgTransaction<T>(
         return result.rows;
       },
     });
-    await client.query('COMMIT');
+    // On a transaction aborted by an error that `work` swallowed, PostgreSQL answers COMMIT with
+    // ROLLBACK and no error: that must not read as written.
+    const commit = await client.query('COMMIT');
+    if (commit.command !== 'COMMIT') {
+      throw new Error(
+        `the row transaction was rolled back at COMMIT (server answered ${commit.command})`,
+      );
+    }
     return result;
   } catch (error) {
     try {
