@@ -190,7 +190,6 @@ export class RowProcessor {
       const held = await this.dataSource.transaction(async (manager) => {
         const row = await this.notifications.lockIfDue(manager, candidate, context.now);
         if (!row) return null;
-        if (!(await this.lock.confirm(context.lease, manager))) return null;
         const transition = unrecordedOutcomeTransition(
           row,
           channel.config,
@@ -198,8 +197,14 @@ export class RowProcessor {
           this.clock.now(),
           this.random.next(),
         );
-        await this.notifications.applyTransition(manager, row.id, transition);
-        return transition;
+        const written = await this.writeAfterConfirm(
+          manager,
+          context.lease,
+          row.id,
+          transition,
+          null,
+        );
+        return written ? transition : null;
       });
       if (!held) {
         // Taken or finished by someone else meanwhile, or the lease is gone: theirs to record.
@@ -247,9 +252,11 @@ export class RowProcessor {
   }
 
   /**
-   * For a DistributedLock without an SQL fence: confirm, then write, one
-   * statement each. Only ever called inside `dataSource.transaction()`, so the
-   * executor is that transaction's EntityManager.
+   * Confirm, then write, one statement each: the outcome write for a
+   * DistributedLock without an SQL fence, and the separate write of an
+   * unrecorded outcome for any lock. Only ever called inside
+   * `dataSource.transaction()`, so the executor is that transaction's
+   * EntityManager.
    */
   private async writeAfterConfirm(
     executor: SqlExecutor,
