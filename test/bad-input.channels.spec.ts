@@ -11,7 +11,6 @@ import {
   insertNotification,
   minutesAgo,
   readNotification,
-  resetTables,
 } from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -85,9 +84,7 @@ describe('bad input: channel configurations (real PostgreSQL)', () => {
     });
 
     beforeEach(async () => {
-      await resetTables(ds);
-      app.provider.calls.length = 0;
-      app.logs.entries.length = 0;
+      await app.reset();
       await insertChannel(ds, { key: 'email' });
     });
 
@@ -188,9 +185,7 @@ describe('bad input: channel configurations (real PostgreSQL)', () => {
     });
 
     beforeEach(async () => {
-      await resetTables(ds);
-      app.provider.calls.length = 0;
-      app.logs.entries.length = 0;
+      await app.reset();
     });
 
     async function dueRow(channel: string): Promise<string> {

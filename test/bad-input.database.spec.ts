@@ -7,7 +7,6 @@ import {
   minutesAgo,
   outboxEvents,
   readNotification,
-  resetTables,
 } from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -44,10 +43,8 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     await ds.query(`DROP TRIGGER IF EXISTS bad_input_trigger ON notifications`);
     await ds.query(`DROP TRIGGER IF EXISTS bad_input_trigger ON distributed_locks`);
     await ds.query(`DROP INDEX IF EXISTS notification_outbox_one_event_per_message`);
-    await resetTables(ds);
+    await app.reset();
     app.clock.set(new Date('2026-11-30T12:00:00.000Z'));
-    app.provider.calls.length = 0;
-    app.logs.entries.length = 0;
     app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
     await insertChannel(ds, { key: 'email', maxAttempts: 3 });
   });

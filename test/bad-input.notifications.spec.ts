@@ -7,7 +7,6 @@ import {
   minutesAgo,
   outboxEvents,
   readNotification,
-  resetTables,
 } from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -54,9 +53,7 @@ describe('bad input: notifications rows (real PostgreSQL)', () => {
   });
 
   beforeEach(async () => {
-    await resetTables(ds);
-    app.provider.calls.length = 0;
-    app.logs.entries.length = 0;
+    await app.reset();
     app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
     await insertChannel(ds, { key: 'email', maxAttempts: 3 });
   });

@@ -6,7 +6,6 @@ import {
   minutesAgo,
   outboxEvents,
   readNotification,
-  resetTables,
 } from './support/fixtures';
 import { NotificationRepository } from '@pin/notifications-retry/persistence/notification.repository';
 import { completed } from './support/cycle-reports';
@@ -31,8 +30,7 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
 
   beforeEach(async () => {
     await ds.query('DROP TRIGGER IF EXISTS outbox_refuses ON notification_outbox');
-    await resetTables(ds);
-    app.provider.calls.length = 0;
+    await app.reset();
     app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
     await insertChannel(ds, { key: 'email', maxAttempts: 3 });
   });

@@ -5,7 +5,6 @@ import {
   minutesAgo,
   outboxEvents,
   readNotification,
-  resetTables,
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
@@ -31,9 +30,7 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
   });
 
   beforeEach(async () => {
-    await resetTables(ds);
-    app.provider.calls.length = 0;
-    app.logs.entries.length = 0;
+    await app.reset();
     await insertChannel(ds, { key: 'email' });
   });
 

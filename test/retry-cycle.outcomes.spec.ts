@@ -12,7 +12,6 @@ import {
   minutesLater,
   outboxEvents,
   readNotification,
-  resetTables,
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
@@ -35,8 +34,7 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   });
 
   beforeEach(async () => {
-    await resetTables(ds);
-    app.provider.calls.length = 0;
+    await app.reset();
     app.alerts.alerts.length = 0;
     app.provider.respondWith((message) => ({ providerMessageId: `scripted-${message.id}` }));
     await insertChannel(ds, {

@@ -8,7 +8,6 @@ import {
   minutesAgo,
   outboxEvents,
   readNotification,
-  resetTables,
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
@@ -65,8 +64,7 @@ describe.each([
     });
 
     beforeEach(async () => {
-      await resetTables(ds);
-      app.provider.calls.length = 0;
+      await app.reset();
       app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
       await insertChannel(ds, { key: 'email', maxAttempts: 3 });
     });

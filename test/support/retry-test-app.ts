@@ -17,6 +17,7 @@ import { CapturingLogger } from './capturing-logger';
 import { FakeClock } from './fake-clock';
 import { FixedRandomSource } from './fixed-random-source';
 import { ScriptedProviderAdapter } from './scripted-provider-adapter';
+import { resetTables } from './fixtures';
 import { dataSourceOptions } from './test-database';
 
 /** Collects alerts so tests can assert on them. */
@@ -49,6 +50,8 @@ export interface RetryTestApp {
   readonly alerts: RecordingAlertSink;
   readonly provider: ScriptedProviderAdapter;
   readonly logs: CapturingLogger;
+  /** Empties the tables and forgets recorded calls and log lines: between tests sharing one app. */
+  reset(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,17 +90,24 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
   module.useLogger(logs);
   await module.init();
   const adapters = config.adapters ?? [ScriptedProviderAdapter];
+  const dataSource = module.get(DataSource);
+  const provider = adapters.includes(ScriptedProviderAdapter)
+    ? module.get(ScriptedProviderAdapter)
+    : (undefined as unknown as ScriptedProviderAdapter);
   return {
     module,
     cycles: module.get(RetryCycleService),
-    dataSource: module.get(DataSource),
+    dataSource,
     clock,
     random,
     alerts,
     logs,
-    provider: adapters.includes(ScriptedProviderAdapter)
-      ? module.get(ScriptedProviderAdapter)
-      : (undefined as unknown as ScriptedProviderAdapter),
+    provider,
+    reset: async () => {
+      await resetTables(dataSource);
+      if (provider) provider.calls.length = 0;
+      logs.entries.length = 0;
+    },
     close: () => module.close(),
   };
 }
