@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 
 # Build: the whole toolchain, to compile the app and the library to dist/.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --omit=optional leaves out the embedded PostgreSQL binaries (~60 MB): the image always has DATABASE_URL.
@@ -10,7 +10,7 @@ COPY . .
 RUN npm run build
 
 # Runtime: production dependencies and the compiled output only.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
