@@ -43,9 +43,11 @@ const EXPECTED_TYPES: Record<keyof typeof RetryMetricName, string> = {
   lastCycleTimestamp: 'gauge',
   cycleDuration: 'histogram',
   lag: 'histogram',
+  lateAnswers: 'counter',
+  databaseClientErrors: 'counter',
 };
 // Bounded cardinality: these and nothing else (le is the histogram's bucket bound).
-const ALLOWED_LABELS = new Set(['channel', 'provider', 'le']);
+const ALLOWED_LABELS = new Set(['channel', 'provider', 'le', 'recorded']);
 
 /** Metric names of the contract with no sample in the scrape (histograms: no _bucket/_sum/_count). */
 const withoutSamples = (scrape: PromScrape): string[] =>

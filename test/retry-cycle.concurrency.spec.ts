@@ -286,8 +286,14 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
   });
 
   it('an instance paused past its TTL writes nothing after the pause; the instance that takes over sends the row again', async () => {
-    // TTL 6 s: the shortest that admits a 300 ms channel timeout next to a 200 ms cycle (5 s margin).
-    const options = { concurrency: 1, lockTtlMs: 6_000, maxCycleDurationMs: 200 };
+    // TTL 6 s: the shortest that admits a 300 ms channel timeout next to a 200 ms cycle (5 s margin)
+    // and no settle margin.
+    const options = {
+      concurrency: 1,
+      lockTtlMs: 6_000,
+      maxCycleDurationMs: 200,
+      settleMarginMs: 0,
+    };
     const a = await start({ options: { ...options, instanceId: 'instance-a' } });
     const b = await start({ options: { ...options, instanceId: 'instance-b' } });
     const now = a.clock.now();

@@ -76,13 +76,15 @@ export const THROTTLE_RETRY_AFTER_MS = 300;
  * The worker's schedule for the run: a cycle every second, short cycles and a
  * short lease, so a SIGKILLed lease owner blocks the others for seconds, not
  * minutes. The library requires lockTtlMs ≥ maxCycleDurationMs + 5 s + the
- * longest channel timeout.
+ * longest channel timeout + the settle margin.
  */
 export const CHAOS_WORKER = {
   cron: '* * * * * *',
   maxCycleDurationMs: 2_000,
   lockTtlMs: 8_000,
   shutdownGraceMs: 2_000,
+  // Answers up to this long after a channel's timeout are still the outcome.
+  settleMarginMs: 400,
 } as const;
 
 /** Everything one instance process needs; passed as JSON in CHAOS_INSTANCE_CONFIG. */

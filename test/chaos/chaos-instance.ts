@@ -97,6 +97,7 @@ async function main(): Promise<void> {
           lockTtlMs: CHAOS_WORKER.lockTtlMs,
           maxCycleDurationMs: CHAOS_WORKER.maxCycleDurationMs,
           shutdownGraceMs: CHAOS_WORKER.shutdownGraceMs,
+          settleMarginMs: CHAOS_WORKER.settleMarginMs,
           instanceId: config.instanceId,
           circuitBreaker: { resetTimeoutMs: 1_000, rollingWindowMs: 10_000 },
         },

@@ -9,6 +9,7 @@ import { MathRandomSource, RandomSource } from './clock/random-source';
 import { RetryCycleScheduler } from './cycle/retry-cycle.scheduler';
 import { ChannelPacer } from './cycle/channel-pacer';
 import { RetryCycleService } from './cycle/retry-cycle.service';
+import { ProviderCallsInFlight } from './cycle/provider-calls-in-flight';
 import { RowProcessor } from './cycle/row-processor';
 import { DistributedLock } from './locking/distributed-lock';
 import { PostgresDistributedLock } from './locking/postgres-distributed-lock';
@@ -23,6 +24,7 @@ import { retryMetricProviders } from './observability/retry-metric-providers';
 import { RetryMetrics } from './observability/retry-metrics';
 import { OutboxWriter } from './outbox/outbox.writer';
 import { NotificationRepository } from './persistence/notification.repository';
+import { PgClientErrorGuard } from './persistence/pg-client-error-guard';
 import { InAppProviderAdapter } from './providers/built-in/in-app.provider-adapter';
 import {
   EmailStubProviderAdapter,
@@ -55,9 +57,11 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     ProviderCircuitBreakers,
     ...retryMetricProviders,
     RetryMetrics,
+    PgClientErrorGuard,
     NotificationRepository,
     OutboxWriter,
     ChannelPacer,
+    ProviderCallsInFlight,
     RowProcessor,
     RetryCycleService,
     RetryCycleScheduler,

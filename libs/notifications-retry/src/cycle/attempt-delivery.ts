@@ -4,7 +4,12 @@ import type { OutgoingNotification, ProviderAdapter } from '../providers/provide
 import { redactPersonalData } from '../privacy/redact-personal-data';
 import type { AttemptOutcome } from './attempt-outcome';
 
+/** The adapter did not answer within the channel timeout: its signal has fired. */
 class ProviderTimeout extends Error {}
+/** Nor within the settle margin after it: the attempt is written off while the call runs on. */
+class UnsettledCall extends Error {}
+/** The worker stopped the call for a reason of its own (shutdown grace over, lost lease). */
+class WorkerInterrupt extends Error {}
 
 // Codes go to last_error_code, events, alerts and metric labels: short identifiers only.
 const ERROR_CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -14,49 +19,95 @@ function safeCode(code: string, fallback: string): string {
   return ERROR_CODE.test(code) ? code : fallback;
 }
 
+/** An answer that came after the channel timeout had fired the adapter's signal. */
+export interface LateAnswer {
+  /** The adapter resolved (a message id, or a result without one) or threw. */
+  readonly answer: 'resolved' | 'rejected';
+  /** Inside the settle margin: this answer is the attempt's outcome. Outside it: it came too late. */
+  readonly recorded: boolean;
+}
+
+/** How long an answer may take and who hears about calls; see `attemptDelivery`. */
+export interface SettleOptions {
+  /**
+   * How long after the timeout an answer is still awaited and taken as the
+   * outcome. Default 0: the call is written off at the timeout.
+   */
+  readonly settleMarginMs?: number;
+  /** Told of every adapter call as it starts, with a promise that settles when the call does. */
+  readonly onCallStarted?: (settled: Promise<unknown>) => void;
+  /** Told of every answer that came after the timeout, inside the margin or not. */
+  readonly onLateAnswer?: (late: LateAnswer) => void;
+}
+
 /**
  * Calls the adapter once and classifies what happened. Never throws: an adapter
  * that throws a non-Error, resolves without a message id, or never settles is a
- * retriable failure, not a crashed cycle. The call is cut at `timeoutMs` even if
- * the adapter ignores its signal.
+ * retriable failure, not a crashed cycle.
+ *
+ * At `timeoutMs` the adapter's signal fires, but its answer is still awaited
+ * for the settle margin: a provider that delivered and answered a little late
+ * is Sent, not retried (or, on the last attempt, failed for good). An adapter
+ * that gives up on the signal with an error of its own is a timeout; one that
+ * still says what the provider answered (a DeliveryError) is taken at its
+ * word. No answer by the end of the margin is a retriable timeout, even if the
+ * adapter ignores its signal and runs on (`onCallStarted` lets the caller keep
+ * track of such calls).
  *
  * `interrupt` is the worker's own reason to stop the call (lost lease, ...);
- * when it fires the attempt is reported as interrupted, not as a failure.
+ * when it fires the attempt is reported as interrupted at once, not as a failure.
  */
 export async function attemptDelivery(
   adapter: ProviderAdapter,
   message: OutgoingNotification,
   timeoutMs: number,
   interrupt?: AbortSignal,
+  settle: SettleOptions = {},
 ): Promise<AttemptOutcome> {
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const onInterrupt = (): void => controller.abort(interrupt?.reason);
   if (interrupt?.aborted) return { kind: 'interrupted', errorCode: 'worker_interrupted' };
-  interrupt?.addEventListener('abort', onInterrupt, { once: true });
+  const settleMarginMs = settle.settleMarginMs ?? 0;
+  const controller = new AbortController();
+  let timedOut = false;
+  let timeoutTimer: NodeJS.Timeout | undefined;
+  let settleTimer: NodeJS.Timeout | undefined;
+  let onInterrupt: (() => void) | undefined;
 
   const cutOff = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const timeout = new ProviderTimeout(`provider call exceeded ${timeoutMs} ms`);
-      controller.abort(timeout);
-      reject(timeout);
+    timeoutTimer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new ProviderTimeout(`provider call exceeded ${timeoutMs} ms`));
     }, timeoutMs);
-    controller.signal.addEventListener(
-      'abort',
-      () => {
-        const reason: unknown = controller.signal.reason;
-        reject(reason instanceof Error ? reason : new Error('provider call aborted'));
-      },
-      { once: true },
+    settleTimer = setTimeout(
+      () =>
+        reject(
+          new UnsettledCall(
+            `no answer within the ${timeoutMs} ms timeout and the ${settleMarginMs} ms settle margin`,
+          ),
+        ),
+      timeoutMs + settleMarginMs,
     );
+    onInterrupt = (): void => {
+      controller.abort(interrupt?.reason);
+      reject(new WorkerInterrupt('provider call interrupted by the worker'));
+    };
+    interrupt?.addEventListener('abort', onInterrupt, { once: true });
   });
   // The losing side of the race must not surface as an unhandled rejection.
   cutOff.catch(() => undefined);
 
+  const send = Promise.resolve().then(() =>
+    adapter.send(message, { idempotencyKey: message.id, signal: controller.signal }),
+  );
+  let decided = false;
+  send
+    .then(
+      () => timedOut && settle.onLateAnswer?.({ answer: 'resolved', recorded: !decided }),
+      () => timedOut && settle.onLateAnswer?.({ answer: 'rejected', recorded: !decided }),
+    )
+    .catch(() => undefined);
+  settle.onCallStarted?.(send);
+
   try {
-    const send = Promise.resolve().then(() =>
-      adapter.send(message, { idempotencyKey: message.id, signal: controller.signal }),
-    );
     const result: unknown = await Promise.race([send, cutOff]);
     const providerMessageId = (result as { providerMessageId?: unknown } | null | undefined)
       ?.providerMessageId;
@@ -69,8 +120,22 @@ export async function attemptDelivery(
     }
     return { kind: 'sent', providerMessageId: storableMessageId(providerMessageId) };
   } catch (error) {
-    if (interrupt?.aborted && !(error instanceof ProviderTimeout)) {
+    if (
+      error instanceof WorkerInterrupt ||
+      (interrupt?.aborted && !(error instanceof UnsettledCall))
+    ) {
       return { kind: 'interrupted', errorCode: 'worker_interrupted' };
+    }
+    if (error instanceof UnsettledCall) {
+      return { kind: 'retriable', errorCode: 'provider_timeout', errorMessage: error.message };
+    }
+    if (timedOut && !(error instanceof DeliveryError)) {
+      // The adapter gave up at our signal: what it threw is about the abort, not the provider.
+      return {
+        kind: 'retriable',
+        errorCode: 'provider_timeout',
+        errorMessage: `provider call exceeded ${timeoutMs} ms`,
+      };
     }
     try {
       return classifyFailure(error, message);
@@ -83,8 +148,10 @@ export async function attemptDelivery(
       };
     }
   } finally {
-    clearTimeout(timer);
-    interrupt?.removeEventListener('abort', onInterrupt);
+    decided = true;
+    clearTimeout(timeoutTimer);
+    clearTimeout(settleTimer);
+    if (onInterrupt) interrupt?.removeEventListener('abort', onInterrupt);
   }
 }
 
@@ -102,9 +169,6 @@ function storableMessageId(id: string): string {
 
 function classifyFailure(error: unknown, message: OutgoingNotification): AttemptOutcome {
   const safe = (text: string): string => redactPersonalData(text, message);
-  if (error instanceof ProviderTimeout) {
-    return { kind: 'retriable', errorCode: 'provider_timeout', errorMessage: error.message };
-  }
   if (error instanceof ThrottledDeliveryError) {
     return {
       kind: 'throttled',

@@ -35,6 +35,7 @@ import type {
 } from './cycle-report';
 import { DispatchQueue } from './dispatch-queue';
 import { errorText } from './error-text';
+import { ProviderCallsInFlight } from './provider-calls-in-flight';
 import { RowProcessor } from './row-processor';
 
 export interface RunCycleOptions {
@@ -88,6 +89,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly metrics: RetryMetrics,
     private readonly rows: RowProcessor,
     private readonly pacer: ChannelPacer,
+    private readonly callsInFlight: ProviderCallsInFlight,
   ) {
     circuits.onStateChange((providerKey, state) => metrics.circuit(providerKey, state));
   }
@@ -296,6 +298,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       this.quotas(eligible),
       now,
       this.options.batchSize,
+      this.callsInFlight.notificationIds(),
     );
     const excludedChannels: ExcludedChannel[] = snapshot.excludedDue.map(({ channel, due }) => ({
       channel,
@@ -372,6 +375,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
           const more = (
             await this.notifications.findDueCandidates(quotas, now, this.options.batchSize, [
               ...open,
+              ...this.callsInFlight.notificationIds(),
             ])
           ).filter((candidate) => !seen.has(candidate.id));
           for (const candidate of more) {
@@ -484,9 +488,13 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   }> {
     const eligible = new Map<string, EligibleChannel>();
     const excluded = new Map<string, ChannelExclusionReason>();
-    // A call started just before the deadline may run for a whole timeout; it must end inside the lease.
+    // A call started just before the deadline may run for a whole timeout and its settle margin; it
+    // must end inside the lease.
     const maxTimeoutMs =
-      this.options.lockTtlMs - this.options.maxCycleDurationMs - LEASE_SAFETY_MARGIN_MS;
+      this.options.lockTtlMs -
+      this.options.maxCycleDurationMs -
+      this.options.settleMarginMs -
+      LEASE_SAFETY_MARGIN_MS;
     for (const config of await readCatalogChannels(this.catalog)) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const adapter = this.adapters.get(config.providerKey);

@@ -19,10 +19,11 @@ import type { ClaimedNotification } from '../persistence/claimed-notification';
 import { NotificationRepository, type DueCandidate } from '../persistence/notification.repository';
 import { runInPooledPgTransaction } from '../persistence/pooled-pg-transaction';
 import type { SqlExecutor } from '../persistence/sql-executor';
-import { attemptDelivery } from './attempt-delivery';
+import { attemptDelivery, type LateAnswer } from './attempt-delivery';
 import type { AttemptOutcome } from './attempt-outcome';
 import { ChannelPacer } from './channel-pacer';
 import type { CycleContext, EligibleChannel, ItemOutcome } from './cycle-context';
+import { ProviderCallsInFlight } from './provider-calls-in-flight';
 import { errorText } from './error-text';
 import {
   decideTransition,
@@ -63,6 +64,7 @@ export class RowProcessor {
     private readonly circuits: ProviderCircuitBreakers,
     private readonly pacer: ChannelPacer,
     private readonly metrics: RetryMetrics,
+    private readonly callsInFlight: ProviderCallsInFlight,
   ) {}
 
   /** One row, one transaction: lock → provider call → fence → status + outbox → commit. */
@@ -72,6 +74,9 @@ export class RowProcessor {
     channel: EligibleChannel,
   ): Promise<ItemOutcome> {
     const { runId, correlationId } = context;
+    // An earlier call for it is still running (written off at its timeout and settle margin): a
+    // second one now would be two deliveries in flight for one notification.
+    if (this.callsInFlight.has(candidate.id)) return 'skipped';
     // With an SQL fence the fence, the row and its event are one statement; otherwise confirm() first.
     const fence = this.lock.sqlFence(context.lease);
     // Set once the provider has been called: if the write then fails, the row must not stay due.
@@ -313,6 +318,11 @@ export class RowProcessor {
             },
             channel.config.timeoutMs,
             context.interrupt.signal,
+            {
+              settleMarginMs: this.options.settleMarginMs,
+              onCallStarted: (settled) => this.callsInFlight.track(row.id, settled),
+              onLateAnswer: (late) => this.reportLateAnswer(context, row, channel, late),
+            },
           );
         },
         { runId: context.runId, correlationId: context.correlationId },
@@ -330,6 +340,32 @@ export class RowProcessor {
     } finally {
       span.end();
     }
+  }
+
+  /**
+   * An answer after the channel timeout. Inside the settle margin it is the
+   * outcome and only counted; after it the attempt was already written off as
+   * a timeout, so what the provider said is lost to the row: logged, because a
+   * late success means the notification was delivered although the row says not.
+   */
+  private reportLateAnswer(
+    context: CycleContext,
+    row: ClaimedNotification,
+    channel: EligibleChannel,
+    late: LateAnswer,
+  ): void {
+    this.metrics.lateAnswer(row.channel, channel.config.providerKey, late.recorded);
+    if (late.recorded) return;
+    this.logger.warn({
+      msg: 'late-answer-unrecorded',
+      event: 'late-answer-unrecorded',
+      runId: context.runId,
+      correlationId: context.correlationId,
+      notificationId: row.id,
+      channel: row.channel,
+      providerKey: channel.config.providerKey,
+      answer: late.answer,
+    });
   }
 
   private async reportItem(

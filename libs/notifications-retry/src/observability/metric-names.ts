@@ -13,4 +13,6 @@ export const RetryMetricName = {
   lastCycleTimestamp: 'notifications_retry_last_cycle_timestamp_seconds',
   cycleDuration: 'notifications_retry_cycle_duration_ms',
   lag: 'notifications_retry_lag_ms',
+  lateAnswers: 'notifications_retry_late_answers_total',
+  databaseClientErrors: 'notifications_retry_database_client_errors_total',
 } as const;

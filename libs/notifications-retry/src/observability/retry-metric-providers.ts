@@ -41,6 +41,15 @@ export const retryMetricProviders: Provider[] = [
     labelNames: ['channel'],
   }),
   makeCounterProvider({
+    name: M.lateAnswers,
+    help: 'Provider answers after the channel timeout; recorded="true" inside the settle margin (the outcome), "false" after it (lost)',
+    labelNames: [...ITEM, 'recorded'],
+  }),
+  makeCounterProvider({
+    name: M.databaseClientErrors,
+    help: "Errors emitted by the host DataSource's pg clients (a dropped connection), caught so they cannot crash the process",
+  }),
+  makeCounterProvider({
     name: M.leaseSkipped,
     help: 'Ticks skipped because another instance holds the lease',
   }),

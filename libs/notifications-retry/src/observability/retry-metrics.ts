@@ -24,7 +24,11 @@ export class RetryMetrics {
     @InjectMetric(M.lastCycleTimestamp) private readonly lastCycleTimestamp: Gauge<string>,
     @InjectMetric(M.cycleDuration) private readonly cycleDuration: Histogram<string>,
     @InjectMetric(M.lag) private readonly lag: Histogram<string>,
-  ) {}
+    @InjectMetric(M.lateAnswers) private readonly lateAnswers: Counter<string>,
+    @InjectMetric(M.databaseClientErrors) private readonly databaseClientErrors: Counter<string>,
+  ) {
+    this.databaseClientErrors.inc(0);
+  }
 
   itemProcessed(result: ItemResult, channel: string, provider: string, lagMs: number): void {
     const labels = { channel, provider };
@@ -52,7 +56,16 @@ export class RetryMetrics {
       counter.inc(labels, 0);
     }
     this.itemErrors.inc({ channel }, 0);
+    for (const recorded of ['true', 'false']) this.lateAnswers.inc({ ...labels, recorded }, 0);
     this.circuit(provider, circuit);
+  }
+
+  lateAnswer(channel: string, provider: string, recorded: boolean): void {
+    this.lateAnswers.inc({ channel, provider, recorded: String(recorded) });
+  }
+
+  databaseClientError(): void {
+    this.databaseClientErrors.inc();
   }
 
   itemFailed(channel: string): void {

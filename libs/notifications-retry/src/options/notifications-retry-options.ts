@@ -33,6 +33,14 @@ export interface NotificationsRetryModuleOptions {
    * grace period. Default 10 000.
    */
   shutdownGraceMs?: number;
+  /**
+   * How long after a channel's timeout the provider's answer is still awaited
+   * and taken as the outcome (the adapter's signal fires at the timeout). A
+   * provider that delivered and answered a little late is then recorded as
+   * Sent instead of being retried, or failed for good on its last attempt.
+   * Every channel needs timeout + margin to fit the lease. Default 2 000.
+   */
+  settleMarginMs?: number;
   /** The worker reports unhealthy after this many schedule intervals without a cycle. Default 3. */
   healthStaleMultiple?: number;
   /** Lease owner name of this instance. Default host name, pid and a random suffix. */
@@ -68,6 +76,7 @@ export interface ResolvedNotificationsRetryOptions {
   readonly lockTtlMs: number;
   readonly maxCycleDurationMs: number;
   readonly shutdownGraceMs: number;
+  readonly settleMarginMs: number;
   readonly healthStaleMultiple: number;
   /** The longest gap between two runs of `cron`, worked out at start. */
   readonly scheduleIntervalMs: number;

@@ -31,6 +31,7 @@ describe('resolveOptions', () => {
       expect(options.lockKey).toBe('notifications:retry-worker');
       expect(options.stubProviders).toEqual({ email: false, sms: false, push: false });
       expect(options.preparedStatements).toBe(true);
+      expect(options.settleMarginMs).toBe(2_000);
     });
 
     it('exports the default lock key of the design', () => {
@@ -84,6 +85,7 @@ describe('resolveOptions', () => {
         lockTtlMs: 20_000,
         maxCycleDurationMs: 10_000,
         instanceId: 'worker-a',
+        settleMarginMs: 500,
         stubProviders: { email: true, push: false },
         circuitBreaker: { enabled: false, volumeThreshold: 3, resetTimeoutMs: 5_000 },
       });
@@ -99,6 +101,7 @@ describe('resolveOptions', () => {
         maxCycleDurationMs: 10_000,
         instanceId: 'worker-a',
         shutdownGraceMs: 10_000,
+        settleMarginMs: 500,
         healthStaleMultiple: 3,
         // */30 seconds: runs 30 s apart.
         scheduleIntervalMs: 30_000,
@@ -161,6 +164,20 @@ describe('resolveOptions', () => {
         shown: '"200"',
       },
       { name: 'batchSize 0', raw: { batchSize: 0 }, option: 'batchSize', value: 0, shown: '0' },
+      {
+        name: 'negative settleMarginMs',
+        raw: { settleMarginMs: -1 },
+        option: 'settleMarginMs',
+        value: -1,
+        shown: '-1',
+      },
+      {
+        name: 'non-integer settleMarginMs',
+        raw: { settleMarginMs: 1.5 },
+        option: 'settleMarginMs',
+        value: 1.5,
+        shown: '1.5',
+      },
       {
         name: 'negative batchSize',
         raw: { batchSize: -5 },

@@ -21,6 +21,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'lockTtlMs',
   'maxCycleDurationMs',
   'shutdownGraceMs',
+  'settleMarginMs',
   'healthStaleMultiple',
   'instanceId',
   'stubProviders',
@@ -89,6 +90,13 @@ export function resolveOptions(
     0,
     3_600_000,
   );
+  const settleMarginMs = integerOption(
+    'settleMarginMs',
+    options.settleMarginMs,
+    2_000,
+    0,
+    600_000,
+  );
   const instanceId = stringOption(
     'instanceId',
     options.instanceId,
@@ -108,6 +116,7 @@ export function resolveOptions(
     lockTtlMs,
     maxCycleDurationMs,
     shutdownGraceMs,
+    settleMarginMs,
     healthStaleMultiple,
     scheduleIntervalMs: scheduleIntervalMs(cron),
     instanceId,

@@ -115,6 +115,8 @@ export class NotificationRepository {
     channels: readonly ChannelQuota[],
     now: Date,
     limit: number,
+    /** Candidates to leave out: rows whose provider call from an earlier cycle still runs. */
+    exclude: readonly string[] = [],
   ): Promise<CycleSnapshot> {
     const rows: Array<{
       kind: 'candidate' | 'excluded' | 'backlog';
@@ -135,7 +137,7 @@ export class NotificationRepository {
          FROM notifications
         WHERE status = 'Failed' AND next_attempt_at IS NOT NULL
         GROUP BY channel`,
-      candidateScanParams(channels, now, Math.max(0, limit), []),
+      candidateScanParams(channels, now, Math.max(0, limit), exclude),
     );
     const snapshot: CycleSnapshot = { candidates: [], excludedDue: [], failedBacklog: [] };
     for (const row of rows) {

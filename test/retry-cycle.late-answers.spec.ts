@@ -1,0 +1,125 @@
+import type { DataSource } from 'typeorm';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  outboxEvents,
+  readNotification,
+} from './support/fixtures';
+import { completed } from './support/cycle-reports';
+import { deferred, waitFor } from './support/deferred';
+import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { createTestDatabase, type TestDatabase } from './support/test-database';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A provider that answers after the channel timeout: its answer is the outcome
+ * when it comes within the settle margin, and this instance never starts a
+ * second call for a notification whose previous call has not settled
+ * (DESIGN §3.4). Default options: the settle margin is the module's default.
+ */
+describe('late provider answers (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let app: RetryTestApp;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await createRetryTestApp({ url: db.url });
+    ds = app.dataSource;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  beforeEach(async () => {
+    await app.reset();
+    app.alerts.alerts.length = 0;
+  });
+
+  it('records a success that comes 500 ms after a 300 ms timeout on the last attempt as Sent, once, with no alert', async () => {
+    await insertChannel(ds, { key: 'email', maxAttempts: 3, timeoutMs: 300 });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 2,
+      nextAttemptAt: minutesAgo(app.clock.now(), 1),
+    });
+    app.provider.respondWith(async (message) => {
+      await sleep(800);
+      return { providerMessageId: `late-${message.id}` };
+    });
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect(report.counts).toMatchObject({ sent: 1, terminal: 0, retried: 0 });
+    const row = await readNotification(ds, id);
+    expect(row).toMatchObject({ status: 'Sent', attempts: 3, provider_message_id: `late-${id}` });
+    const events = await outboxEvents(ds, id);
+    expect(events.map((event) => event.payload.status)).toEqual(['Sent']);
+    expect(app.alerts.alerts).toHaveLength(0);
+    expect(app.provider.callsFor(id)).toBe(1);
+  });
+
+  it('records a success answered after the signal fired, by an adapter that stops only then', async () => {
+    await insertChannel(ds, { key: 'email', maxAttempts: 1, timeoutMs: 100 });
+    const id = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(app.clock.now(), 1),
+    });
+    app.provider.respondWith(async (message, { signal }) => {
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+      await sleep(50);
+      return { providerMessageId: `after-abort-${message.id}` };
+    });
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect(report.counts).toMatchObject({ sent: 1, terminal: 0 });
+    expect(await readNotification(ds, id)).toMatchObject({ status: 'Sent', attempts: 1 });
+    expect((await outboxEvents(ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
+  });
+
+  it('never starts a second call for a notification while its previous call is still running', async () => {
+    // Zero backoff: after the first attempt is written off as a timeout, the row is due again at once.
+    await insertChannel(ds, {
+      key: 'email',
+      maxAttempts: 5,
+      timeoutMs: 100,
+      backoffKind: 'Fixed',
+      backoffBaseMs: 0,
+      backoffMaxMs: null,
+    });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(app.clock.now(), 1),
+    });
+    const release = deferred();
+    app.provider.respondWith(async (message) => {
+      await release.promise;
+      return { providerMessageId: `slow-${message.id}` };
+    });
+
+    // The first call outlives its timeout and the settle margin: the attempt is written off.
+    const first = completed(await app.cycles.runCycle());
+    expect(first.counts.retried).toBe(1);
+    expect(await readNotification(ds, id)).toMatchObject({
+      status: 'Failed',
+      attempts: 2,
+      last_error_code: 'provider_timeout',
+    });
+
+    // Due again, but its call has not settled: later cycles leave it alone.
+    for (let cycle = 0; cycle < 3; cycle++) completed(await app.cycles.runCycle());
+    expect(app.provider.callsFor(id)).toBe(1);
+
+    release.resolve();
+    await waitFor(() => app.provider.calls.every((call) => call.settledAt !== undefined));
+    completed(await app.cycles.runCycle());
+    expect(app.provider.callsFor(id)).toBe(2);
+    expect(app.provider.maxInFlight()).toBe(1);
+  }, 30_000);
+});
