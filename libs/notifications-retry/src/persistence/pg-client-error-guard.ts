@@ -61,7 +61,7 @@ export class PgClientErrorGuard implements OnModuleInit {
 function pgPools(dataSource: DataSource): PgPool[] {
   const driver = dataSource.driver as { master?: unknown; slaves?: unknown };
   const slaves = Array.isArray(driver.slaves) ? (driver.slaves as unknown[]) : [];
-  return [driver.master, ...slaves].filter(isEmitter) as PgPool[];
+  return [driver.master, ...slaves].filter(isEmitter);
 }
 
 function isEmitter(value: unknown): value is EventEmitter {
