@@ -91,9 +91,10 @@ type AnyClass = abstract new (...args: never[]) => unknown;
 
 /**
  * The class to read the decorator from: the instance's own class once it is
- * built (a factory's or a value's metatype says nothing about it). A provider
- * outside the static scope has no instance at start; only a class provider's
- * class is known then, which is enough to refuse a request-scoped adapter.
+ * built (a factory's or a value's metatype says nothing about it). A
+ * request-scoped factory has not run at start and cannot be read; a class
+ * provider's class is known whatever its scope, which is enough to refuse a
+ * request-scoped adapter.
  */
 function classOf(wrapper: InstanceWrapper): AnyClass | undefined {
   const instance: unknown = wrapper.instance;
