@@ -202,7 +202,7 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
       const failure = boot(worker);
       await expect(failure).rejects.toBeInstanceOf(MissingProviderAdapterError);
       await expect(failure).rejects.toThrow(
-        /^No provider adapter serves "telegram-bot" \(channel "telegram"\): declare/,
+        /^No registered provider adapter has the provider key that these enabled channels name: "telegram-bot" \(channel "telegram"\)\. Registered provider keys: "in_app", "scripted", /,
       );
     } finally {
       await ds.query(`DELETE FROM notification_channels WHERE key = 'telegram'`);

@@ -355,10 +355,11 @@ describe('WebhookProviderAdapter in a Nest application', () => {
       }).compile();
       await moduleRef.init();
 
-      const found = moduleRef.get(ProviderAdapterRegistry).get('acme-webhook');
-      expect(found).toBeInstanceOf(DiscoveredAcmeAdapter);
+      const found = moduleRef.get(ProviderAdapterRegistry).lookup('acme-webhook');
+      if (found.kind !== 'enabled') throw new Error(`acme-webhook is ${found.kind}`);
+      expect(found.adapter).toBeInstanceOf(DiscoveredAcmeAdapter);
       const message = sampleNotification();
-      await expect(found!.send(message, contextFor(message))).resolves.toEqual({
+      await expect(found.adapter.send(message, contextFor(message))).resolves.toEqual({
         providerMessageId: 'via-nest',
       });
       await moduleRef.close();

@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -33,8 +33,8 @@ export interface RetryTestAppOptions {
   readonly url: string;
   readonly options?: NotificationsRetryModuleOptions;
   readonly extensions?: NotificationsRetryExtensions;
-  /** Adapter classes registered the way a team would: in their own module. */
-  readonly adapters?: Type[];
+  /** Adapters registered the way a team would: in their own module, in any Nest provider form. */
+  readonly adapters?: Provider[];
   readonly clock?: FakeClock;
   /** Jitter sample for backoff; default 0.5, the undisturbed delay. */
   readonly random?: FixedRandomSource;
@@ -88,7 +88,13 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
   const logs = new CapturingLogger();
   const module = await builder.compile();
   module.useLogger(logs);
-  await module.init();
+  try {
+    await module.init();
+  } catch (error) {
+    // A start-up that fails on purpose must not leave its DataSource's pool open behind the test.
+    await module.close().catch(() => undefined);
+    throw error;
+  }
   const adapters = config.adapters ?? [ScriptedProviderAdapter];
   const dataSource = module.get(DataSource);
   const provider = adapters.includes(ScriptedProviderAdapter)

@@ -1,7 +1,8 @@
 // Public API of @pin/notifications-retry. Anything not exported here is internal.
 
 export { NotificationsRetryModule } from './notifications-retry.module';
-export type { NotificationsRetryExtensions } from './notifications-retry.module-definition';
+export type { NotificationsRetryExtensions } from './extensions/notifications-retry-extensions';
+export type { NotificationsRetryExtensionProvider } from './extensions/extension-provider';
 export type {
   CircuitBreakerOptions,
   NotificationsRetryModuleOptions,

@@ -139,9 +139,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    */
   async assertProvidersServeEnabledChannels(): Promise<void> {
     const missing = (await readCatalogChannels(this.catalog))
-      .filter((channel) => channel.isEnabled && !this.adapters.has(channel.providerKey))
+      .filter(
+        (channel) =>
+          channel.isEnabled && this.adapters.lookup(channel.providerKey).kind === 'missing',
+      )
       .map((channel) => ({ channel: channel.key, providerKey: channel.providerKey }));
-    if (missing.length > 0) throw new MissingProviderAdapterError(missing);
+    if (missing.length > 0) throw new MissingProviderAdapterError(missing, this.adapters.keys());
   }
 
   /**
@@ -497,15 +500,14 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       LEASE_SAFETY_MARGIN_MS;
     for (const config of await readCatalogChannels(this.catalog)) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
-      const adapter = this.adapters.get(config.providerKey);
+      const found = this.adapters.lookup(config.providerKey);
       if (!config.isEnabled) excluded.set(config.key, 'disabled');
-      else if (!this.adapters.has(config.providerKey))
-        excluded.set(config.key, 'no-provider-adapter');
-      else if (!adapter) excluded.set(config.key, 'provider-disabled');
+      else if (found.kind === 'missing') excluded.set(config.key, 'no-provider-adapter');
+      else if (found.kind === 'disabled') excluded.set(config.key, 'provider-disabled');
       else if (this.circuits.state(config.providerKey) === 'open')
         excluded.set(config.key, 'circuit-open');
       else if (config.timeoutMs > maxTimeoutMs) excluded.set(config.key, 'timeout-exceeds-lease');
-      else eligible.set(config.key, { config, adapter });
+      else eligible.set(config.key, { config, adapter: found.adapter });
     }
     return { eligible, excluded };
   }
