@@ -137,7 +137,7 @@ describe('bad input: notifications rows (real PostgreSQL)', () => {
     },
   );
 
-  it('leaves a row of an unknown channel untouched and logs channel-disabled, sending the rest', async () => {
+  it('leaves a row of an unknown channel untouched and logs it in channels-excluded, sending the rest', async () => {
     const now = app.clock.now();
     const stray = await insertNotification(ds, {
       channel: 'carrier-pigeon',
@@ -153,8 +153,11 @@ describe('bad input: notifications rows (real PostgreSQL)', () => {
     expect(report.excludedChannels).toEqual([
       { channel: 'carrier-pigeon', reason: 'not-configured', dueRows: 1 },
     ]);
-    expect(app.logs.events('channel-disabled')).toEqual([
-      expect.objectContaining({ channel: 'carrier-pigeon', reason: 'not-configured', dueRows: 1 }),
+    expect(app.logs.events('channels-excluded')).toEqual([
+      expect.objectContaining({
+        misconfigured: 1,
+        sample: [{ channel: 'carrier-pigeon', reason: 'not-configured', dueRows: 1 }],
+      }),
     ]);
     // Recoverable: exactly as it was, still due once someone configures the channel.
     expect(await readNotification(ds, stray)).toEqual(before);

@@ -4,13 +4,13 @@ import {
   type MigrationInterface,
   type QueryRunner,
 } from 'typeorm';
-import { notificationsRetryMigrations } from '@pin/notifications-retry';
 import {
+  notificationsRetryMigrations,
   createMigratedDataSource,
   MigrationLockTimeoutError,
   MIGRATIONS_ADVISORY_LOCK_KEY,
   runMigrationsUnderLock,
-} from '../apps/pin-notifications/src/database/migrate-under-lock';
+} from '@pin/notifications-retry';
 import { isRetryableDataSourceError } from '../apps/pin-notifications/src/database/retryable-start-error';
 import { typeOrmOptions } from '../apps/pin-notifications/src/database/typeorm-options';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -66,7 +66,7 @@ function recordingLogger(): { entries: Array<Record<string, unknown>>; log(entry
 /**
  * Replicas of the host starting together on a fresh database: TypeORM takes no
  * lock around migrations, so the host runs them itself under a PostgreSQL
- * advisory lock (apps/pin-notifications/src/database/migrate-under-lock.ts).
+ * advisory lock (libs/notifications-retry/src/persistence/migrate-under-lock.ts, exported).
  */
 describe('host migrations under an advisory lock (real PostgreSQL)', () => {
   let db: TestDatabase;

@@ -123,6 +123,7 @@ describe('observability: /health of the host app', () => {
           lastCycleStatus: null,
           staleAfterMs: 2 * LEAP_YEAR_MS,
           failedBacklog: null,
+          misconfiguredChannels: [],
         },
       },
       error: {},
@@ -146,6 +147,7 @@ describe('observability: /health of the host app', () => {
         lastCycleStatus: null,
         staleAfterMs: 2 * LEAP_YEAR_MS,
         failedBacklog: null,
+        misconfiguredChannels: [],
         reason: `no cycle for more than ${2 * LEAP_YEAR_MS} ms`,
       },
     });
@@ -201,6 +203,7 @@ describe('observability: /health of the host app', () => {
         lastCycleStatus: 'completed',
         staleAfterMs: 2 * LEAP_YEAR_MS,
         failedBacklog: backlog,
+        misconfiguredChannels: [],
       });
     });
 
@@ -240,6 +243,7 @@ describe('observability: /health of the host app', () => {
         lastCycleStatus: 'lease-held',
         // As of the last completed cycle: a skipped tick counts nothing.
         failedBacklog: 3,
+        misconfiguredChannels: [],
       });
       const skippedAt = new Date(String(body.info?.retryWorker.lastCycleAt)).getTime();
       expect(skippedAt).toBeGreaterThan(lastCycleAt.getTime());
@@ -299,6 +303,7 @@ describe('observability: /health of the host app', () => {
         // The default schedule: every minute, three intervals.
         staleAfterMs: 3 * 60_000,
         failedBacklog: null,
+        misconfiguredChannels: [],
         reason: 'worker disabled on this instance',
       });
     });
@@ -317,6 +322,7 @@ describe('observability: /health of the host app', () => {
         lastCycleStatus: 'lease-held',
         staleAfterMs,
         failedBacklog: 3,
+        misconfiguredChannels: [],
         reason: `no cycle for more than ${staleAfterMs} ms`,
       });
     });

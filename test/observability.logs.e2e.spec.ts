@@ -304,16 +304,18 @@ describe('observability: structured logs of the host app', () => {
       }
     });
 
-    it('logs channel-disabled for the disabled channel with its due rows', () => {
-      expect(byEvent('channel-disabled', firstLine)).toEqual([
+    it('sums the disabled channel and its due rows up in one channels-excluded line (info: a decision, not a mistake)', () => {
+      expect(byEvent('channels-excluded', firstLine)).toEqual([
         expect.objectContaining({
-          level: 40,
-          event: 'channel-disabled',
+          level: 30,
+          event: 'channels-excluded',
           runId: report.runId,
           correlationId: 'corr-logs-cycle-1',
-          channel: 'sms',
-          reason: 'disabled',
+          channels: 1,
           dueRows: 2,
+          misconfigured: 0,
+          byReason: { disabled: { channels: 1, dueRows: 2 } },
+          sample: [{ channel: 'sms', reason: 'disabled', dueRows: 2 }],
         }),
       ]);
     });
@@ -334,7 +336,7 @@ describe('observability: structured logs of the host app', () => {
       const end = cycleLines.findIndex((entry) => entry.msg === 'cycle-completed');
       expect(start).toBeGreaterThanOrEqual(0);
       expect(end).toBeGreaterThan(start);
-      // started, channel-disabled, seven item lines, two alerts, completed.
+      // started, channels-excluded, seven item lines, two alerts, completed.
       expect(end - start + 1).toBe(12);
       for (const entry of cycleLines.slice(start, end + 1)) {
         expect(entry).toMatchObject({ runId: report.runId, correlationId: 'corr-logs-cycle-1' });

@@ -39,15 +39,18 @@ const EXPECTED_TYPES: Record<keyof typeof RetryMetricName, string> = {
   leaseSkipped: 'counter',
   failedBacklog: 'gauge',
   channelDisabledRows: 'gauge',
+  channelsExcluded: 'gauge',
   circuitState: 'gauge',
   lastCycleTimestamp: 'gauge',
   cycleDuration: 'histogram',
+  claimDuration: 'histogram',
+  settleDuration: 'histogram',
   lag: 'histogram',
   lateAnswers: 'counter',
   databaseClientErrors: 'counter',
 };
 // Bounded cardinality: these and nothing else (le is the histogram's bucket bound).
-const ALLOWED_LABELS = new Set(['channel', 'provider', 'le', 'recorded']);
+const ALLOWED_LABELS = new Set(['channel', 'provider', 'le', 'recorded', 'reason']);
 
 /** Metric names of the contract with no sample in the scrape (histograms: no _bucket/_sum/_count). */
 const withoutSamples = (scrape: PromScrape): string[] =>
@@ -392,7 +395,7 @@ describe('observability: Prometheus metrics of the host app', () => {
       [],
     );
     const labelValues = new Set(ours.flatMap((sample) => Object.values(sample.labels)));
-    expect([...labelValues].filter((value) => !/^[a-z_]+$|^[0-9]+$|^\+Inf$/.test(value))).toEqual(
+    expect([...labelValues].filter((value) => !/^[a-z_-]+$|^[0-9]+$|^\+Inf$/.test(value))).toEqual(
       [],
     );
     // Neither the tenant, nor any notification id, nor any personal value appears anywhere in the scrape.

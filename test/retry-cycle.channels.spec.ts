@@ -57,11 +57,11 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     expect(await readNotification(ds, waiting)).toEqual(before);
     expect((await readNotification(ds, sent)).status).toBe('Sent');
     expect(app.provider.calls.map((c) => c.message.channel)).toEqual(['email']);
-    expect(app.logs.events('channel-disabled')).toEqual([
+    expect(app.logs.events('channels-excluded')).toEqual([
       expect.objectContaining({
-        channel: 'push',
-        reason: 'disabled',
+        channels: 1,
         dueRows: 1,
+        sample: [{ channel: 'push', reason: 'disabled', dueRows: 1 }],
         runId: report.runId,
       }),
     ]);

@@ -5,6 +5,7 @@ import { register } from 'prom-client';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import {
+  createMigratedDataSource,
   NotificationsRetryModule,
   type NotificationsRetryModuleOptions,
 } from '@pin/notifications-retry';
@@ -13,7 +14,6 @@ import {
   EmbeddedDatabaseShutdown,
   STOP_EMBEDDED_DATABASE,
 } from './database/embedded-database-shutdown';
-import { createMigratedDataSource } from './database/migrate-under-lock';
 import { isRetryableDataSourceError } from './database/retryable-start-error';
 import { typeOrmOptions } from './database/typeorm-options';
 import { DemoModule } from './demo/demo.module';

@@ -12,6 +12,7 @@ export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './notifications-retry.modu
 
 export { RetryCycleService, type RunCycleOptions } from './cycle/retry-cycle.service';
 export type { RetryWorkerHealth } from './observability/retry-worker-health';
+export { RetryWorkerHealthIndicator } from './observability/retry-worker.health-indicator';
 export { RetryMetricName } from './observability/metric-names';
 export type {
   CycleReport,
@@ -60,6 +61,21 @@ export {
 export { NotificationStatus } from './notifications/notification-status';
 
 export { notificationsRetryEntities, notificationsRetryMigrations } from './persistence';
+export {
+  runMigrationsUnderLock,
+  createMigratedDataSource,
+  MIGRATIONS_ADVISORY_LOCK_KEY,
+  MIGRATIONS_LOCK_TIMEOUT_MS,
+  MIGRATION_STATEMENT_LOCK_TIMEOUT_MS,
+  type MigrationRun,
+  type MigrationRunSettings,
+  type MigrationLogger,
+} from './persistence/migrate-under-lock';
+export { MigrationLockTimeoutError } from './errors/migration-lock-timeout.error';
+export {
+  NOTIFICATIONS_RETRY_DATA_SOURCE,
+  InjectNotificationsRetryDataSource,
+} from './persistence/notifications-retry-data-source';
 export { NotificationEntity } from './persistence/notification.entity';
 export { NotificationChannelEntity } from './persistence/notification-channel.entity';
 export { NotificationOutboxEntity } from './persistence/notification-outbox.entity';

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
 import { AlertSink, LoggingAlertSink } from './alerts/alert-sink';
 import { ChannelCatalog } from './channels/channel-catalog';
 import { TypeOrmChannelCatalog } from './channels/typeorm-channel-catalog';
@@ -20,8 +21,8 @@ import {
 } from './notifications-retry.module-definition';
 import type { NotificationsRetryModuleOptions } from './options/notifications-retry-options';
 import { resolveOptions } from './options/resolve-options';
-import { retryMetricProviders } from './observability/retry-metric-providers';
 import { RetryMetrics } from './observability/retry-metrics';
+import { RetryWorkerHealthIndicator } from './observability/retry-worker.health-indicator';
 import { OutboxWriter } from './outbox/outbox.writer';
 import { NotificationRepository } from './persistence/notification.repository';
 import { PgClientErrorGuard } from './persistence/pg-client-error-guard';
@@ -41,7 +42,8 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
 @Module({
   // ScheduleModule.forRoot() is the host's to import: a second root here would run the host's own
   // @Cron jobs twice whenever its options differ from ours.
-  imports: [DiscoveryModule],
+  // TerminusModule: HealthIndicatorService for the exported health indicator.
+  imports: [DiscoveryModule, TerminusModule],
   providers: [
     {
       provide: RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
@@ -55,7 +57,6 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     { provide: AlertSink, useClass: LoggingAlertSink },
     ProviderAdapterRegistry,
     ProviderCircuitBreakers,
-    ...retryMetricProviders,
     RetryMetrics,
     PgClientErrorGuard,
     NotificationRepository,
@@ -65,11 +66,17 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     RowProcessor,
     RetryCycleService,
     RetryCycleScheduler,
+    RetryWorkerHealthIndicator,
     InAppProviderAdapter,
     EmailStubProviderAdapter,
     SmsStubProviderAdapter,
     PushStubProviderAdapter,
   ],
-  exports: [RetryCycleService, ProviderCircuitBreakers, RESOLVED_NOTIFICATIONS_RETRY_OPTIONS],
+  exports: [
+    RetryCycleService,
+    RetryWorkerHealthIndicator,
+    ProviderCircuitBreakers,
+    RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
+  ],
 })
 export class NotificationsRetryModule extends ConfigurableNotificationsRetryModule {}

@@ -1,4 +1,4 @@
-import { MigrationLockTimeoutError } from './migrate-under-lock';
+import { MigrationLockTimeoutError } from '@pin/notifications-retry';
 
 // The server is not reachable, or not accepting connections yet (a database starting with the app).
 const NETWORK_ERROR_CODES = new Set([

@@ -5,7 +5,7 @@ import {
   TypeOrmHealthIndicator,
   type HealthCheckResult,
 } from '@nestjs/terminus';
-import { RetryWorkerHealthIndicator } from './retry-worker.health-indicator';
+import { RetryWorkerHealthIndicator } from '@pin/notifications-retry';
 
 @Controller('health')
 export class HealthController {

@@ -166,4 +166,17 @@ describe('backoffDelayMs', () => {
       }
     });
   });
+
+  describe('jitter', () => {
+    it('spreads the delay by up to ±20 % when the backoff does not say (absent means on)', () => {
+      const backoff: RetryBackoff = { kind: 'Fixed', baseMs: 1_000 };
+      expect(backoffDelayMs(backoff, 1, 0)).toBe(800);
+      expect(backoffDelayMs(backoff, 1, 1)).toBe(1_200);
+    });
+
+    it('leaves the delay alone when jitter is off', () => {
+      const backoff: RetryBackoff = { kind: 'Fixed', baseMs: 1_000, jitter: false };
+      expect(backoffDelayMs(backoff, 1, 0)).toBe(1_000);
+    });
+  });
 });

@@ -8,6 +8,7 @@ export type RetryBackoff =
       readonly baseMs: number;
       /** Caps the delay after jitter; null or absent = no cap. */
       readonly maxMs?: number | null;
+      /** ±20 % jitter; absent = on, as for a `notification_channels` row. */
       readonly jitter?: boolean;
     }
   | {
@@ -16,6 +17,7 @@ export type RetryBackoff =
       /** Caps the delay after jitter. */
       readonly maxMs: number;
       readonly multiplier: number;
+      /** ±20 % jitter; absent = on, as for a `notification_channels` row. */
       readonly jitter?: boolean;
     };
 
@@ -23,7 +25,7 @@ export type RetryBackoff =
  * Delay before the next attempt, given how many attempts have been made so far
  * (the count that includes the attempt that just failed, so ≥ 1).
  * Fixed = base; Exponential = base × multiplier^(attempts − 1); then, when the
- * channel wants jitter, × (1 ± 20 %) by `jitterSample`; then capped at max.
+ * channel wants jitter (unless `jitter: false`), × (1 ± 20 %) by `jitterSample`; then capped at max.
  *
  * `jitterSample` is a uniform sample from [0, 1] (the worker's RandomSource);
  * 0.5 is the undisturbed delay. Pure: the same inputs give the same delay.
@@ -47,7 +49,7 @@ export function backoffDelayMs(
     // pow overflows to Infinity long before attempts stop being plausible; the cap below keeps it finite.
     delay = backoff.baseMs * Math.pow(backoff.multiplier, attempts - 1);
   }
-  if (backoff.jitter) delay *= 1 + BACKOFF_JITTER_RATIO * (2 * jitterSample - 1);
+  if (backoff.jitter !== false) delay *= 1 + BACKOFF_JITTER_RATIO * (2 * jitterSample - 1);
   const cap = backoff.maxMs ?? Number.POSITIVE_INFINITY;
   return Math.min(cap, delay);
 }

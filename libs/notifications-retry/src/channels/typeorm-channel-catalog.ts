@@ -5,13 +5,14 @@ import { NotificationChannelEntity } from '../persistence/notification-channel.e
 import { ChannelCatalog } from './channel-catalog';
 import type { ChannelConfig } from './channel-config';
 import { parseChannelRow } from './parse-channel-row';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 
 /** Default catalog: `notification_channels`. A bad row is logged and left out; the rest carry on. */
 @Injectable()
 export class TypeOrmChannelCatalog extends ChannelCatalog {
   private readonly logger = new Logger(ChannelCatalog.name);
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(@InjectNotificationsRetryDataSource() private readonly dataSource: DataSource) {
     super();
   }
 

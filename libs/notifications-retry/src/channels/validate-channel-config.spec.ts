@@ -36,11 +36,18 @@ describe('validateChannelConfig (what a custom ChannelCatalog returns)', () => {
   it('accepts a valid config, keeping jitter as given and trimming the provider key', () => {
     expect(validateChannelConfig(sms({ providerKey: ' twilio ' }), SOURCE)).toEqual({
       ...sms(),
-      backoff: { kind: 'Exponential', baseMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: false },
+      // sms() gives no jitter: on, the one default.
+      backoff: { kind: 'Exponential', baseMs: 1_000, maxMs: 60_000, multiplier: 2, jitter: true },
     });
     expect(
       validateChannelConfig(sms({ backoff: { kind: 'Fixed', baseMs: 500, jitter: true } }), SOURCE)
         .backoff,
+    ).toEqual({ kind: 'Fixed', baseMs: 500, maxMs: null, jitter: true });
+  });
+
+  it('turns jitter on when the entry does not say, like a table row (one default)', () => {
+    expect(
+      validateChannelConfig(sms({ backoff: { kind: 'Fixed', baseMs: 500 } }), SOURCE).backoff,
     ).toEqual({ kind: 'Fixed', baseMs: 500, maxMs: null, jitter: true });
   });
 

@@ -22,8 +22,8 @@ const FIELD_OF_COLUMN: Readonly<Record<string, string>> = {
  * returns it normalised (provider key trimmed, absent optional limits as null).
  * Throws `InvalidChannelConfigError` naming the field, the value and `source`.
  *
- * Backoff jitter is kept as the catalog gave it (absent = off, as `RetryBackoff`
- * documents), unlike the table, whose column defaults to on.
+ * Backoff jitter is on unless the entry says `jitter: false`: the same default
+ * as the table's column and as `RetryBackoff`.
  */
 export function validateChannelConfig(entry: unknown, source: string): ChannelConfig {
   const config = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<
@@ -66,7 +66,7 @@ export function validateChannelConfig(entry: unknown, source: string): ChannelCo
       backoffBaseMs: b.baseMs as ChannelRow['backoffBaseMs'],
       backoffMaxMs: (b.maxMs ?? null) as ChannelRow['backoffMaxMs'],
       backoffMultiplier: (b.multiplier ?? null) as ChannelRow['backoffMultiplier'],
-      backoffJitter: b.jitter === true,
+      backoffJitter: b.jitter as boolean | undefined,
       timeoutMs: config.timeoutMs as ChannelRow['timeoutMs'],
       rateLimitPerSec: (config.rateLimitPerSec ?? null) as ChannelRow['rateLimitPerSec'],
       maxConcurrency: (config.maxConcurrency ?? null) as ChannelRow['maxConcurrency'],

@@ -3,6 +3,7 @@ import type { ChannelConfig } from '../channels/channel-config';
 import type { Lease } from '../locking/lease';
 import type { ProviderAdapter } from '../providers/provider-adapter';
 import type { ItemResult } from './row-transition';
+import type { TimingTally } from './timing-tally';
 
 /** A channel taking part in the cycle, with the adapter that sends for it. */
 export interface EligibleChannel {
@@ -21,6 +22,8 @@ export interface CycleContext {
   readonly interrupt: AbortController;
   /** The cycle's span; provider-call spans are its children. */
   readonly span: Span;
+  /** How long the claims and the outcome writes took, for the cycle report. */
+  readonly timings: { readonly claim: TimingTally; readonly settle: TimingTally };
 }
 
 /** How one candidate ended: an outcome written, or why nothing was. */

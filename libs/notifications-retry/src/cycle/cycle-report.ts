@@ -22,6 +22,26 @@ export interface ExcludedChannel {
   readonly dueRows: number;
 }
 
+/** A channel left out for a configuration reason: a mistake to fix, whether rows wait or not. */
+export interface MisconfiguredChannel {
+  readonly channel: string;
+  readonly reason: ChannelExclusionReason;
+}
+
+/** How long one kind of statement took over a cycle. */
+export interface StatementTimings {
+  readonly count: number;
+  readonly totalMs: number;
+  readonly maxMs: number;
+}
+
+export interface CycleTimings {
+  /** The claims of due rows (the first one, and each further one in drain mode). */
+  readonly claim: StatementTimings;
+  /** The outcome writes, from the provider's answer to the commit, one per row. */
+  readonly settle: StatementTimings;
+}
+
 export interface CycleCounts {
   /** Rows locked and given an outcome in this cycle. */
   readonly processed: number;
@@ -54,6 +74,9 @@ export interface CompletedCycleReport extends CycleReportBase {
   readonly fencingToken: number;
   readonly counts: CycleCounts;
   readonly excludedChannels: readonly ExcludedChannel[];
+  /** Channels left out for a configuration reason (see README), sorted by key. */
+  readonly misconfiguredChannels: readonly MisconfiguredChannel[];
+  readonly timings: CycleTimings;
   /** Largest delay between a row's due time and its processing, in ms. */
   readonly maxLagMs: number;
 }

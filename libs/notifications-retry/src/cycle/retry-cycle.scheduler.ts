@@ -39,7 +39,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
       return;
     }
     // Only where the worker runs: instances that merely import the module must not fail on a table row.
-    await this.cycles.assertProvidersServeEnabledChannels();
+    await this.cycles.checkCatalogAtStart();
     this.job = CronJob.from({
       cronTime: this.options.cron,
       timeZone: 'UTC',

@@ -31,12 +31,15 @@ import type {
   CycleReport,
   CycleSkipReason,
   CycleStopReason,
-  ExcludedChannel,
+  MisconfiguredChannel,
 } from './cycle-report';
 import { DispatchQueue } from './dispatch-queue';
+import { channelExclusions, leaseAllowanceMs, type ChannelExclusions } from './channel-exclusions';
 import { errorText } from './error-text';
+import { TimingTally } from './timing-tally';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
 import { RowProcessor } from './row-processor';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 
 export interface RunCycleOptions {
   /** The due threshold. Default: the injected Clock's now. */
@@ -49,8 +52,6 @@ export interface RunCycleOptions {
 
 const DEFAULT_PG_POOL_SIZE = 10;
 const tracer = trace.getTracer('@pin/notifications-retry');
-/** Room after the slowest possible call for its UPDATE, INSERT and COMMIT inside the lease. */
-const LEASE_SAFETY_MARGIN_MS = 5_000;
 
 /**
  * One retry cycle: lease → channels → claim and process due rows, each in its
@@ -69,6 +70,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   private readonly startedAt = new Date();
   private lastCycle: { at: Date; status: 'completed' | 'lease-held' } | null = null;
   private failedBacklog: number | null = null;
+  private misconfiguredChannels: readonly MisconfiguredChannel[] = [];
   /**
    * A lease this instance could not release (the database was gone when its
    * cycle ended). Released before the next acquire, so the worker resumes on
@@ -79,7 +81,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
-    private readonly dataSource: DataSource,
+    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
     private readonly lock: DistributedLock,
     private readonly catalog: ChannelCatalog,
     private readonly adapters: ProviderAdapterRegistry,
@@ -107,6 +109,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       lastCycleStatus: this.lastCycle?.status ?? null,
       staleAfterMs,
       failedBacklog: this.failedBacklog,
+      misconfiguredChannels: this.misconfiguredChannels,
     };
     if (!this.options.enabled)
       return { ...base, healthy: true, reason: 'worker disabled on this instance' };
@@ -132,19 +135,30 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   }
 
   /**
+   * What the scheduler checks before it starts, on one read of the catalog.
    * An enabled channel whose provider key no adapter serves is a deployment
-   * mistake (a missing module, a typo in the table): the scheduler calls this
-   * before it starts, so start-up fails instead of those rows silently waiting.
-   * A registered adapter whose feature flag is off is fine.
+   * mistake (a missing module, a typo in the table): start-up fails instead of
+   * those rows silently waiting. A registered adapter whose feature flag is off
+   * is fine. An enabled channel whose timeout (with the settle margin) cannot
+   * fit the lease would be left out of every cycle: a warning names it.
    */
-  async assertProvidersServeEnabledChannels(): Promise<void> {
-    const missing = (await readCatalogChannels(this.catalog))
-      .filter(
-        (channel) =>
-          channel.isEnabled && this.adapters.lookup(channel.providerKey).kind === 'missing',
-      )
+  async checkCatalogAtStart(): Promise<void> {
+    const enabled = (await readCatalogChannels(this.catalog)).filter((c) => c.isEnabled);
+    const missing = enabled
+      .filter((channel) => this.adapters.lookup(channel.providerKey).kind === 'missing')
       .map((channel) => ({ channel: channel.key, providerKey: channel.providerKey }));
     if (missing.length > 0) throw new MissingProviderAdapterError(missing, this.adapters.keys());
+    const allowanceMs = leaseAllowanceMs(this.options);
+    for (const channel of enabled.filter((c) => c.timeoutMs > allowanceMs)) {
+      this.logger.warn({
+        msg: 'channel-timeout-exceeds-lease',
+        event: 'channel-timeout-exceeds-lease',
+        channel: channel.key,
+        timeoutMs: channel.timeoutMs,
+        allowanceMs,
+        note: 'timeout_ms + settleMarginMs must fit lockTtlMs - maxCycleDurationMs - 5 s: the channel is left out of every cycle until its timeout is lowered or the lease raised',
+      });
+    }
   }
 
   /**
@@ -247,7 +261,15 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
           'notifications.fencing_token': lease.fencingToken,
         },
       });
-      const context: CycleContext = { runId, correlationId, now, lease, interrupt, span };
+      const context: CycleContext = {
+        runId,
+        correlationId,
+        now,
+        lease,
+        interrupt,
+        span,
+        timings: { claim: new TimingTally(), settle: new TimingTally() },
+      };
       this.logger.log({
         msg: 'retry-cycle-started',
         event: 'retry-cycle-started',
@@ -297,29 +319,16 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
 
     const { eligible, excluded } = await this.resolveChannels();
     // Everything the cycle reads before it sends anything, in one round trip.
-    const snapshot = await this.notifications.cycleSnapshot(
-      this.quotas(eligible),
-      now,
-      this.options.batchSize,
-      this.callsInFlight.notificationIds(),
+    const snapshot = await this.timedClaim(context, () =>
+      this.notifications.cycleSnapshot(
+        this.quotas(eligible),
+        now,
+        this.options.batchSize,
+        this.callsInFlight.notificationIds(),
+      ),
     );
-    const excludedChannels: ExcludedChannel[] = snapshot.excludedDue.map(({ channel, due }) => ({
-      channel,
-      reason: excluded.get(channel) ?? 'not-configured',
-      dueRows: due,
-    }));
-    for (const channel of excludedChannels) {
-      this.logger.warn({
-        msg: 'channel-disabled',
-        event: 'channel-disabled',
-        runId,
-        correlationId,
-        ...channel,
-      });
-    }
-    this.metrics.waitingRows(
-      excludedChannels.map((c) => ({ channel: c.channel, rows: c.dueRows })),
-    );
+    const exclusions = channelExclusions(excluded, snapshot.excludedDue);
+    this.reportExclusions(context, exclusions);
 
     for (const { config } of eligible.values()) {
       this.metrics.channelActive(
@@ -376,10 +385,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
           );
           if (quotas.length === 0) break;
           const more = (
-            await this.notifications.findDueCandidates(quotas, now, this.options.batchSize, [
-              ...open,
-              ...this.callsInFlight.notificationIds(),
-            ])
+            await this.timedClaim(context, () =>
+              this.notifications.findDueCandidates(quotas, now, this.options.batchSize, [
+                ...open,
+                ...this.callsInFlight.notificationIds(),
+              ]),
+            )
           ).filter((candidate) => !seen.has(candidate.id));
           for (const candidate of more) {
             seen.add(candidate.id);
@@ -453,6 +464,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         : snapshot.failedBacklog;
     this.metrics.backlog(backlog);
     this.failedBacklog = backlog.reduce((sum, b) => sum + b.rows, 0);
+    this.misconfiguredChannels = exclusions.misconfigured;
 
     const finishedAt = this.clock.now();
     const durationMs = Math.round(performance.now() - started);
@@ -468,7 +480,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       stopReason,
       fencingToken: context.lease.fencingToken,
       counts,
-      excludedChannels,
+      excludedChannels: exclusions.waiting,
+      misconfiguredChannels: exclusions.misconfigured,
+      timings: { claim: context.timings.claim.timings(), settle: context.timings.settle.timings() },
       maxLagMs,
     };
     this.logger.log({
@@ -484,6 +498,40 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     return report;
   }
 
+  /** Runs one claim statement, timed for the report and the claim-duration histogram. */
+  private async timedClaim<T>(context: CycleContext, claim: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await claim();
+    } finally {
+      const ms = performance.now() - started;
+      context.timings.claim.add(ms);
+      this.metrics.claimed(ms);
+    }
+  }
+
+  /**
+   * One log line per cycle about the channels left out, however many there
+   * are (a warning when one of them is a configuration mistake), and the
+   * metrics: rows waiting per channel, channels left out per reason.
+   */
+  private reportExclusions(context: CycleContext, exclusions: ChannelExclusions): void {
+    this.metrics.waitingRows(
+      exclusions.waiting.map(({ channel, dueRows }) => ({ channel, rows: dueRows })),
+    );
+    this.metrics.channelsExcluded(exclusions.channelsByReason);
+    if (!exclusions.summary) return;
+    const line = {
+      msg: 'channels-excluded',
+      event: 'channels-excluded',
+      runId: context.runId,
+      correlationId: context.correlationId,
+      ...exclusions.summary,
+    };
+    if (exclusions.misconfigured.length > 0) this.logger.warn(line);
+    else this.logger.log(line);
+  }
+
   /** Which channels take part in this cycle; the others' rows are never read by the claim. */
   private async resolveChannels(): Promise<{
     eligible: Map<string, EligibleChannel>;
@@ -491,13 +539,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   }> {
     const eligible = new Map<string, EligibleChannel>();
     const excluded = new Map<string, ChannelExclusionReason>();
-    // A call started just before the deadline may run for a whole timeout and its settle margin; it
-    // must end inside the lease.
-    const maxTimeoutMs =
-      this.options.lockTtlMs -
-      this.options.maxCycleDurationMs -
-      this.options.settleMarginMs -
-      LEASE_SAFETY_MARGIN_MS;
+    const maxTimeoutMs = leaseAllowanceMs(this.options);
     for (const config of await readCatalogChannels(this.catalog)) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const found = this.adapters.lookup(config.providerKey);

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { context as otelContext, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -31,6 +32,7 @@ import {
   unrecordedOutcomeTransition,
   type RowTransition,
 } from './row-transition';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 
 /** A row's committed change, reported after COMMIT. */
 interface CommittedItem {
@@ -54,7 +56,7 @@ export class RowProcessor {
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
-    private readonly dataSource: DataSource,
+    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
     private readonly lock: DistributedLock,
     private readonly notifications: NotificationRepository,
     private readonly outbox: OutboxWriter,
@@ -82,6 +84,8 @@ export class RowProcessor {
     // Set once the provider has been called: if the write then fails, the row must not stay due.
     let called: CommittedItem | null = null;
     let committed: CommittedItem | null;
+    // From the provider's answer (or the decision not to call) to the commit: the settle time.
+    let decidedAt = 0;
     try {
       committed = await this.rowTransaction(fence, async (executor) => {
         const row = await this.notifications.lockIfDue(executor, candidate, context.now);
@@ -90,6 +94,7 @@ export class RowProcessor {
           row.attempts >= channel.config.maxAttempts
             ? { outcome: { kind: 'exhausted' } as const, traceparent: undefined }
             : await this.send(context, row, channel);
+        decidedAt = performance.now();
         const processedAt = this.clock.now();
         const transition = decideTransition(
           row,
@@ -161,6 +166,9 @@ export class RowProcessor {
       return 'error';
     }
     if (!committed) return 'skipped';
+    const settleMs = performance.now() - decidedAt;
+    context.timings.settle.add(settleMs);
+    this.metrics.settled(settleMs);
     this.metrics.itemProcessed(
       committed.transition.result,
       committed.row.channel,

@@ -3,6 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { DistributedLock } from './distributed-lock';
 import type { Lease } from './lease';
 import type { SqlFence } from './sql-fence';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 
 /**
  * Lease in `distributed_locks`. One statement each way, and every time comparison
@@ -11,7 +12,7 @@ import type { SqlFence } from './sql-fence';
  */
 @Injectable()
 export class PostgresDistributedLock extends DistributedLock {
-  constructor(private readonly dataSource: DataSource) {
+  constructor(@InjectNotificationsRetryDataSource() private readonly dataSource: DataSource) {
     super();
   }
 

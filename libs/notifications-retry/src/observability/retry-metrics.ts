@@ -1,43 +1,165 @@
-import { Injectable } from '@nestjs/common';
-import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import type { Counter, Gauge, Histogram } from 'prom-client';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+  type HistogramConfiguration,
+  type Registry,
+} from 'prom-client';
 import type { CircuitState } from '../circuit/circuit-state';
+import type { ChannelExclusionReason } from '../cycle/cycle-report';
 import type { ItemResult } from '../cycle/row-transition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
+import { BoundedLabelValues } from './bounded-label-values';
 import { RetryMetricName as M } from './metric-names';
 
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
+// Labels are bounded on purpose: channel and provider keys (capped per process), never a tenant or
+// a notification id.
+const ITEM = ['channel', 'provider'];
+const STATEMENT_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 5_000];
 
-/** What the cycle records; one method per fact, so the cycle never handles prom-client types. */
+/**
+ * The library's metrics, declared in the configured registry (prom-client's
+ * default unless the host passes its own), and what the cycle records: one
+ * method per fact, so the cycle never handles prom-client types. A metric of
+ * the same name already in the registry (a second app in one process) is
+ * reused, not declared twice.
+ */
 @Injectable()
 export class RetryMetrics {
+  private readonly channels: BoundedLabelValues;
+  private readonly providers: BoundedLabelValues;
+  private readonly processed: Counter<string>;
+  private readonly sent: Counter<string>;
+  private readonly retried: Counter<string>;
+  private readonly terminalFailed: Counter<string>;
+  private readonly deferred: Counter<string>;
+  private readonly itemErrors: Counter<string>;
+  private readonly leaseSkipped: Counter<string>;
+  private readonly lateAnswers: Counter<string>;
+  private readonly databaseClientErrors: Counter<string>;
+  private readonly failedBacklog: Gauge<string>;
+  private readonly channelDisabledRows: Gauge<string>;
+  private readonly channelsExcludedGauge: Gauge<string>;
+  private readonly circuitState: Gauge<string>;
+  private readonly lastCycleTimestamp: Gauge<string>;
+  private readonly cycleDuration: Histogram<string>;
+  private readonly claimDuration: Histogram<string>;
+  private readonly settleDuration: Histogram<string>;
+  private readonly lag: Histogram<string>;
+
   constructor(
-    @InjectMetric(M.processed) private readonly processed: Counter<string>,
-    @InjectMetric(M.sent) private readonly sent: Counter<string>,
-    @InjectMetric(M.retried) private readonly retried: Counter<string>,
-    @InjectMetric(M.terminalFailed) private readonly terminalFailed: Counter<string>,
-    @InjectMetric(M.deferred) private readonly deferred: Counter<string>,
-    @InjectMetric(M.itemErrors) private readonly itemErrors: Counter<string>,
-    @InjectMetric(M.leaseSkipped) private readonly leaseSkipped: Counter<string>,
-    @InjectMetric(M.failedBacklog) private readonly failedBacklog: Gauge<string>,
-    @InjectMetric(M.channelDisabledRows) private readonly channelDisabledRows: Gauge<string>,
-    @InjectMetric(M.circuitState) private readonly circuitState: Gauge<string>,
-    @InjectMetric(M.lastCycleTimestamp) private readonly lastCycleTimestamp: Gauge<string>,
-    @InjectMetric(M.cycleDuration) private readonly cycleDuration: Histogram<string>,
-    @InjectMetric(M.lag) private readonly lag: Histogram<string>,
-    @InjectMetric(M.lateAnswers) private readonly lateAnswers: Counter<string>,
-    @InjectMetric(M.databaseClientErrors) private readonly databaseClientErrors: Counter<string>,
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS) options: ResolvedNotificationsRetryOptions,
   ) {
+    const { registry, maxLabelValues } = options.metrics;
+    this.channels = new BoundedLabelValues(maxLabelValues);
+    this.providers = new BoundedLabelValues(maxLabelValues);
+    const counter = (c: CounterConfiguration<string>): Counter<string> =>
+      existing<Counter<string>>(registry, c.name) ?? new Counter({ ...c, registers: [registry] });
+    const gauge = (c: GaugeConfiguration<string>): Gauge<string> =>
+      existing<Gauge<string>>(registry, c.name) ?? new Gauge({ ...c, registers: [registry] });
+    const histogram = (c: HistogramConfiguration<string>): Histogram<string> =>
+      existing<Histogram<string>>(registry, c.name) ?? new Histogram({ ...c, registers: [registry] });
+
+    this.processed = counter({
+      name: M.processed,
+      help: 'Rows given an outcome by the retry worker',
+      labelNames: ITEM,
+    });
+    this.sent = counter({ name: M.sent, help: 'Rows delivered (now Sent)', labelNames: ITEM });
+    this.retried = counter({
+      name: M.retried,
+      help: 'Intermediate failures rescheduled by backoff',
+      labelNames: ITEM,
+    });
+    this.terminalFailed = counter({
+      name: M.terminalFailed,
+      help: 'Rows failed for good (terminal Failed)',
+      labelNames: ITEM,
+    });
+    this.deferred = counter({
+      name: M.deferred,
+      help: 'Rows rescheduled without using an attempt (throttled or interrupted)',
+      labelNames: ITEM,
+    });
+    this.itemErrors = counter({
+      name: M.itemErrors,
+      help: 'Units of work that failed to commit; their rows stay due',
+      labelNames: ['channel'],
+    });
+    this.leaseSkipped = counter({
+      name: M.leaseSkipped,
+      help: 'Ticks skipped because another instance holds the lease',
+    });
+    this.lateAnswers = counter({
+      name: M.lateAnswers,
+      help: 'Provider answers after the channel timeout; recorded="true" inside the settle margin (the outcome), "false" after it (lost)',
+      labelNames: [...ITEM, 'recorded'],
+    });
+    this.databaseClientErrors = counter({
+      name: M.databaseClientErrors,
+      help: "Errors emitted by the host DataSource's pg clients (a dropped connection), caught so they cannot crash the process",
+    });
+    this.failedBacklog = gauge({
+      name: M.failedBacklog,
+      help: 'Failed rows still awaiting a retry, as of the last cycle',
+      labelNames: ['channel'],
+    });
+    this.channelDisabledRows = gauge({
+      name: M.channelDisabledRows,
+      help: 'Due rows left waiting because their channel is left out of the claim (disabled, unconfigured, without provider, circuit open)',
+      labelNames: ['channel'],
+    });
+    this.channelsExcludedGauge = gauge({
+      name: M.channelsExcluded,
+      help: 'Channels left out of the last cycle, by reason (a catalog channel, or a channel of due rows the catalog does not know)',
+      labelNames: ['reason'],
+    });
+    this.circuitState = gauge({
+      name: M.circuitState,
+      help: 'Provider circuit: 0 closed, 1 half-open, 2 open',
+      labelNames: ['provider'],
+    });
+    this.lastCycleTimestamp = gauge({
+      name: M.lastCycleTimestamp,
+      help: 'Unix time of the last completed cycle, or the last tick rightly skipped for another lease holder',
+    });
+    this.cycleDuration = histogram({
+      name: M.cycleDuration,
+      help: 'Duration of completed retry cycles in milliseconds',
+      buckets: [100, 500, 1_000, 5_000, 10_000, 30_000, 45_000, 60_000, 90_000],
+    });
+    this.claimDuration = histogram({
+      name: M.claimDuration,
+      help: 'Duration of one claim of due rows (the statement that finds what the cycle sends) in milliseconds',
+      buckets: STATEMENT_BUCKETS,
+    });
+    this.settleDuration = histogram({
+      name: M.settleDuration,
+      help: "Duration of one row's outcome write, from the provider's answer to the commit, in milliseconds",
+      buckets: STATEMENT_BUCKETS,
+    });
+    this.lag = histogram({
+      name: M.lag,
+      help: 'Delay between a row becoming due and its processing, in milliseconds',
+      labelNames: ['channel'],
+      buckets: [1_000, 5_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000],
+    });
     this.databaseClientErrors.inc(0);
   }
 
   itemProcessed(result: ItemResult, channel: string, provider: string, lagMs: number): void {
-    const labels = { channel, provider };
+    const labels = this.item(channel, provider);
     this.processed.inc(labels);
     if (result === 'sent') this.sent.inc(labels);
     else if (result === 'retried') this.retried.inc(labels);
     else if (result === 'terminal') this.terminalFailed.inc(labels);
     else this.deferred.inc(labels);
-    this.lag.observe({ channel }, Math.max(0, lagMs));
+    this.lag.observe({ channel: labels.channel }, Math.max(0, lagMs));
   }
 
   /**
@@ -45,7 +167,7 @@ export class RetryMetrics {
    * events after a restart and dashboards show zeros instead of gaps.
    */
   channelActive(channel: string, provider: string, circuit: CircuitState): void {
-    const labels = { channel, provider };
+    const labels = this.item(channel, provider);
     for (const counter of [
       this.processed,
       this.sent,
@@ -55,13 +177,13 @@ export class RetryMetrics {
     ]) {
       counter.inc(labels, 0);
     }
-    this.itemErrors.inc({ channel }, 0);
+    this.itemErrors.inc({ channel: labels.channel }, 0);
     for (const recorded of ['true', 'false']) this.lateAnswers.inc({ ...labels, recorded }, 0);
     this.circuit(provider, circuit);
   }
 
   lateAnswer(channel: string, provider: string, recorded: boolean): void {
-    this.lateAnswers.inc({ channel, provider, recorded: String(recorded) });
+    this.lateAnswers.inc({ ...this.item(channel, provider), recorded: String(recorded) });
   }
 
   databaseClientError(): void {
@@ -69,7 +191,7 @@ export class RetryMetrics {
   }
 
   itemFailed(channel: string): void {
-    this.itemErrors.inc({ channel });
+    this.itemErrors.inc({ channel: this.channels.of(channel) });
   }
 
   cycleSkippedForLease(at: Date): void {
@@ -82,18 +204,55 @@ export class RetryMetrics {
     this.lastCycleTimestamp.set(at.getTime() / 1000);
   }
 
+  claimed(durationMs: number): void {
+    this.claimDuration.observe(durationMs);
+  }
+
+  settled(durationMs: number): void {
+    this.settleDuration.observe(durationMs);
+  }
+
   /** Replaces the whole gauge, so a channel that no longer waits drops to absent rather than staying stale. */
   waitingRows(perChannel: ReadonlyArray<{ channel: string; rows: number }>): void {
-    this.channelDisabledRows.reset();
-    for (const { channel, rows } of perChannel) this.channelDisabledRows.set({ channel }, rows);
+    replace(this.channelDisabledRows, this.sumByChannelLabel(perChannel));
   }
 
   backlog(perChannel: ReadonlyArray<{ channel: string; rows: number }>): void {
-    this.failedBacklog.reset();
-    for (const { channel, rows } of perChannel) this.failedBacklog.set({ channel }, rows);
+    replace(this.failedBacklog, this.sumByChannelLabel(perChannel));
+  }
+
+  /** Channels left out of the cycle, counted per reason (every reason present, 0 when none). */
+  channelsExcluded(reasons: ReadonlyMap<ChannelExclusionReason, number>): void {
+    this.channelsExcludedGauge.reset();
+    for (const [reason, channels] of reasons) this.channelsExcludedGauge.set({ reason }, channels);
   }
 
   circuit(provider: string, state: CircuitState): void {
-    this.circuitState.set({ provider }, CIRCUIT_VALUE[state]);
+    this.circuitState.set({ provider: this.providers.of(provider) }, CIRCUIT_VALUE[state]);
   }
+
+  private item(channel: string, provider: string): { channel: string; provider: string } {
+    return { channel: this.channels.of(channel), provider: this.providers.of(provider) };
+  }
+
+  private sumByChannelLabel(
+    perChannel: ReadonlyArray<{ channel: string; rows: number }>,
+  ): Map<string, number> {
+    const sums = new Map<string, number>();
+    for (const { channel, rows } of perChannel) {
+      const label = this.channels.of(channel);
+      sums.set(label, (sums.get(label) ?? 0) + rows);
+    }
+    return sums;
+  }
+}
+
+function replace(gauge: Gauge<string>, byChannel: ReadonlyMap<string, number>): void {
+  gauge.reset();
+  for (const [channel, value] of byChannel) gauge.set({ channel }, value);
+}
+
+/** The metric of that name already in the registry (a second app in one process), if any. */
+function existing<M>(registry: Registry, name: string): M | undefined {
+  return registry.getSingleMetric(name) as M | undefined;
 }

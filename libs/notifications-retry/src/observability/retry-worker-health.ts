@@ -1,3 +1,5 @@
+import type { MisconfiguredChannel } from '../cycle/cycle-report';
+
 /** How the worker stands, for /health and operators. No personal data. */
 export interface RetryWorkerHealth {
   readonly healthy: boolean;
@@ -9,5 +11,7 @@ export interface RetryWorkerHealth {
   readonly staleAfterMs: number;
   /** Failed rows awaiting a retry, as of the last completed cycle. */
   readonly failedBacklog: number | null;
+  /** Channels the last completed cycle left out for a configuration reason; not a reason to be unhealthy. */
+  readonly misconfiguredChannels: readonly MisconfiguredChannel[];
   readonly reason?: string;
 }

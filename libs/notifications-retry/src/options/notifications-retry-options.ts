@@ -1,3 +1,5 @@
+import type { Registry } from 'prom-client';
+
 /** What a host passes to `NotificationsRetryModule.forRoot()` / `forRootAsync()`. */
 export interface NotificationsRetryModuleOptions {
   /** Run cycles on the schedule. `runCycle()` works either way. Default true. */
@@ -49,6 +51,20 @@ export interface NotificationsRetryModuleOptions {
   stubProviders?: { email?: boolean; sms?: boolean; push?: boolean };
   /** Per-provider circuit breaker (opossum). */
   circuitBreaker?: CircuitBreakerOptions;
+  /** Where the metrics go and how many label values they may have. */
+  metrics?: MetricsOptions;
+}
+
+export interface MetricsOptions {
+  /** The prom-client registry the library declares its metrics in. Default: prom-client's default registry. */
+  registry?: Registry;
+  /**
+   * The most distinct `channel` (and, separately, `provider`) label values this
+   * process reports; channels seen after that are summed under `_other`, so a
+   * catalog of thousands of channels cannot grow the series without bound.
+   * Default 50.
+   */
+  maxLabelValues?: number;
 }
 
 export interface CircuitBreakerOptions {
@@ -87,4 +103,5 @@ export interface ResolvedNotificationsRetryOptions {
     readonly push: boolean;
   };
   readonly circuitBreaker: Readonly<Required<CircuitBreakerOptions>>;
+  readonly metrics: Readonly<Required<MetricsOptions>>;
 }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { validateCronExpression } from 'cron';
+import { register } from 'prom-client';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import { NotificationsRetryError } from '../errors/notifications-retry.error';
 import type { NotificationsRetryModuleOptions } from './notifications-retry-options';
@@ -113,6 +114,7 @@ describe('resolveOptions', () => {
           resetTimeoutMs: 5_000,
           rollingWindowMs: 120_000,
         },
+        metrics: { registry: register, maxLabelValues: 50 },
       });
     });
 
@@ -164,6 +166,20 @@ describe('resolveOptions', () => {
         shown: '"200"',
       },
       { name: 'batchSize 0', raw: { batchSize: 0 }, option: 'batchSize', value: 0, shown: '0' },
+      {
+        name: 'metrics.maxLabelValues 0',
+        raw: { metrics: { maxLabelValues: 0 } },
+        option: 'metrics.maxLabelValues',
+        value: 0,
+        shown: '0',
+      },
+      {
+        name: 'unknown metrics key',
+        raw: { metrics: { registery: {} } },
+        option: 'metrics.registery',
+        value: {},
+        shown: '{}',
+      },
       {
         name: 'negative settleMarginMs',
         raw: { settleMarginMs: -1 },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CronTime, validateCronExpression } from 'cron';
+import { register, type Registry } from 'prom-client';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import type {
   CircuitBreakerOptions,
@@ -26,6 +27,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'instanceId',
   'stubProviders',
   'circuitBreaker',
+  'metrics',
 ]);
 
 const CIRCUIT_BREAKER_OPTIONS = new Set<string>([
@@ -104,6 +106,7 @@ export function resolveOptions(
   );
   const stubProviders = stubProvidersOption(options.stubProviders);
   const circuitBreaker = circuitBreakerOption(options.circuitBreaker);
+  const metrics = metricsOption(options.metrics);
 
   return {
     enabled,
@@ -122,6 +125,7 @@ export function resolveOptions(
     instanceId,
     stubProviders,
     circuitBreaker,
+    metrics,
   };
 }
 
@@ -224,6 +228,49 @@ function circuitBreakerOption(value: unknown): Required<CircuitBreakerOptions> {
       24 * 3_600_000,
     ),
   };
+}
+
+function metricsOption(value: unknown): ResolvedNotificationsRetryOptions['metrics'] {
+  if (
+    value !== undefined &&
+    (typeof value !== 'object' || value === null || Array.isArray(value))
+  ) {
+    throw new InvalidModuleOptionsError('metrics', value, 'must be an object');
+  }
+  const options = (value ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(options)) {
+    if (name !== 'registry' && name !== 'maxLabelValues') {
+      throw new InvalidModuleOptionsError(
+        `metrics.${name}`,
+        options[name],
+        'is not a known option (a typo?)',
+      );
+    }
+  }
+  const registry = options.registry ?? register;
+  if (!isRegistry(registry)) {
+    throw new InvalidModuleOptionsError(
+      'metrics.registry',
+      registry,
+      "must be a prom-client Registry (new Registry() from 'prom-client')",
+    );
+  }
+  return {
+    registry,
+    maxLabelValues: integerOption('metrics.maxLabelValues', options.maxLabelValues, 50, 1, 10_000),
+  };
+}
+
+/** Duck-typed: a registry from another copy of prom-client works as well. */
+function isRegistry(value: unknown): value is Registry {
+  const candidate = value as Partial<Registry> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.registerMetric === 'function' &&
+    typeof candidate.getSingleMetric === 'function' &&
+    typeof candidate.metrics === 'function'
+  );
 }
 
 /** The longest of the next few gaps between runs: an irregular schedule is judged by its longest pause. */

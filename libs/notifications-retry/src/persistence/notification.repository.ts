@@ -10,6 +10,7 @@ import {
   type ClaimedNotificationRow,
 } from './claimed-notification';
 import type { SqlExecutor } from './sql-executor';
+import { InjectNotificationsRetryDataSource } from './notifications-retry-data-source';
 
 /** A due row found by the candidate scan; not locked yet. */
 export interface DueCandidate {
@@ -81,7 +82,7 @@ export class NotificationRepository {
   /** The fused write's SQL per fence text (fixed texts, so this stays small). */
   private readonly fencedWriteSql = new Map<string, string>();
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectNotificationsRetryDataSource() private readonly dataSource: DataSource) {}
 
   /**
    * The oldest due rows of the given channels, at most `limit` in all and at

@@ -3,6 +3,7 @@ import type { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
 import { errorText } from '../cycle/error-text';
 import { RetryMetrics } from '../observability/retry-metrics';
+import { InjectNotificationsRetryDataSource } from './notifications-retry-data-source';
 
 /** The part of a `pg` Pool used here. */
 interface PgPool extends EventEmitter {
@@ -30,7 +31,7 @@ export class PgClientErrorGuard implements OnModuleInit {
   private readonly logger = new Logger('NotificationsRetryDatabase');
 
   constructor(
-    private readonly dataSource: DataSource,
+    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
     private readonly metrics: RetryMetrics,
   ) {}
 

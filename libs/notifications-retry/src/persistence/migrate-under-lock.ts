@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { DataSource, MigrationExecutor, type DataSourceOptions, type QueryRunner } from 'typeorm';
+import { MigrationLockTimeoutError } from '../errors/migration-lock-timeout.error';
 
 /**
  * Key of the session-level `pg_advisory_lock` every replica of this app takes
@@ -25,10 +26,6 @@ export const MIGRATIONS_LOCK_TIMEOUT_MS = 5 * 60_000;
  */
 export const MIGRATION_STATEMENT_LOCK_TIMEOUT_MS = 10_000;
 
-/** Another replica held the migrations lock for longer than the lock timeout. */
-export class MigrationLockTimeoutError extends Error {
-  override readonly name = 'MigrationLockTimeoutError';
-}
 
 export interface MigrationRun {
   /** Names of the migrations this process applied; empty when another replica already had. */
