@@ -1,3 +1,5 @@
+import type { AddressKind } from '../support/personal-data';
+
 /**
  * What the chaos runner and its instances share: the channels and their
  * providers, the worker's short schedule, and how an instance is configured
@@ -25,8 +27,8 @@ export interface ChaosChannel {
   readonly timeoutMs: number;
   readonly rateLimitPerSec: number | null;
   readonly maxConcurrency: number | null;
-  /** Seeded as SMS-style phone numbers rather than e-mail addresses. */
-  readonly addressKind: 'email' | 'phone';
+  /** What the seeded recipient addresses look like. */
+  readonly addressKind: AddressKind;
 }
 
 /** Several channels, each served by its own fault-injecting adapter (provider key). */
@@ -65,7 +67,7 @@ export const CHAOS_CHANNELS: readonly ChaosChannel[] = [
     timeoutMs: 300,
     rateLimitPerSec: null,
     maxConcurrency: null,
-    addressKind: 'email',
+    addressKind: 'push-token',
   },
 ];
 
@@ -83,7 +85,23 @@ export const CHAOS_WORKER = {
   maxCycleDurationMs: 2_000,
   lockTtlMs: 8_000,
   shutdownGraceMs: 2_000,
+  /**
+   * The library's `settleMarginMs`: how long after the channel timeout (the
+   * adapter's signal fires then) a call's answer is still awaited and taken as
+   * its outcome. The late faults answer well inside it.
+   */
+  settleMarginMs: 400,
 } as const;
+
+/**
+ * When the "hang past the timeout, then succeed" fault answers: this many ms
+ * after the channel timeout, ignoring the signal. The upper end stays well
+ * inside the settle margin (the ledger write before the answer needs its time).
+ */
+export const LATE_ANSWER_AFTER_TIMEOUT_MS = { min: 50, max: 250 } as const;
+
+/** When the "succeed after the signal fired" fault answers: this many ms after the abort. */
+export const ANSWER_AFTER_ABORT_MS = { min: 5, max: 30 } as const;
 
 /** Everything one instance process needs; passed as JSON in CHAOS_INSTANCE_CONFIG. */
 export interface InstanceConfig {
@@ -96,6 +114,11 @@ export interface InstanceConfig {
   /** Where this process writes its metric dumps and spans. */
   readonly metricsFile: string;
   readonly spansFile: string;
+  /**
+   * The library's `settleMarginMs` option, or null when the library does not
+   * know it yet (it rejects unknown options): see settle-margin-support.ts.
+   */
+  readonly settleMarginMs: number | null;
 }
 
 export function readInstanceConfig(env: NodeJS.ProcessEnv): InstanceConfig {
