@@ -13,6 +13,8 @@ export interface NeedleHit {
   /** The longest run found, in characters (at least MIN_RUN), as it reads after decoding. */
   readonly run: string;
   readonly field: PersonalField | 'mixed';
+  /** Up to 40 characters either side of the run, lower-cased, for telling what wrote it. */
+  readonly excerpt: string;
   /** The seeded row it belongs to, when only one row has that run (names are shared by many). */
   readonly rowId: string | null;
 }
@@ -168,6 +170,7 @@ export class PersonalDataNeedles {
     if (!best) return null;
     return {
       run: text.slice(best.start, best.end),
+      excerpt: text.slice(Math.max(0, best.start - 40), best.end + 40),
       field:
         best.origin >= 0
           ? FIELDS[best.origin % 3]

@@ -17,6 +17,8 @@ export interface Leak {
   readonly needle: string;
   /** Which seeded field it was, and whose when only one row has that run. */
   readonly field: string;
+  /** The decoded text around it, cut to 40 characters either side. */
+  readonly excerpt: string;
 }
 
 export interface ScanResult {
@@ -43,10 +45,13 @@ export interface ScanResult {
   readonly selfCheckMisses: string[];
 }
 
-const MAX_LEAKS = 200;
+const MAX_LEAKS = 1_000;
 
 function describeField(hit: NeedleHit): string {
-  return hit.rowId ? `${hit.field} of ${hit.rowId}` : `${hit.field} (a run several rows share)`;
+  if (hit.rowId) return `${hit.field} of ${hit.rowId}`;
+  return hit.field === 'mixed'
+    ? 'a run several fields share'
+    : `${hit.field} (a run several rows share)`;
 }
 
 class LeakCollector {
@@ -68,6 +73,7 @@ class LeakCollector {
         form: hit.form,
         needle: hit.run.slice(0, 24),
         field: describeField(hit),
+        excerpt: hit.excerpt,
       });
     }
   }

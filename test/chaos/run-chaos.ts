@@ -440,14 +440,20 @@ function personalDataResult(scan: ScanResult): InvariantResult {
     };
   }
   if (scan.leakCount > 0) {
+    // Two samples of each source: a stored error reads differently from a span.
+    const samples = Object.keys(scan.leaksBySource).flatMap((source) =>
+      scan.leaks.filter((l) => l.source === source).slice(0, 2),
+    );
     return {
       name,
       passed: false,
       violations: scan.leakCount,
-      detail: `${scan.leakCount} line(s) or value(s) with a run of seeded personal data (by source: ${counts(scan.leaksBySource)}; by field: ${counts(scan.leaksByField)}; by form: ${counts(scan.leaksByForm)}): ${scan.leaks
-        .slice(0, 10)
-        .map((l) => `${l.location} ${JSON.stringify(l.needle)} (${l.field}, ${l.form})`)
-        .join('; ')}`,
+      detail: `${scan.leakCount} line(s) or value(s) with a run of seeded personal data (by source: ${counts(scan.leaksBySource)}; by field: ${counts(scan.leaksByField)}; by form: ${counts(scan.leaksByForm)}):\n${samples
+        .map(
+          (l) =>
+            `          ${l.location}: ${JSON.stringify(l.needle)} (${l.field}, ${l.form}) in …${JSON.stringify(l.excerpt)}…`,
+        )
+        .join('\n')}`,
     };
   }
   return {
@@ -524,8 +530,8 @@ async function collectFigures(
       `${fault('late-success')} / ${fault('success-after-abort')}`,
     ],
     [
-      `  echoes of personal data: ${echoes.map((k) => k.slice('echo-'.length)).join(' / ')}`,
-      echoes.map(fault).join(' / '),
+      '  echoes of personal data in error texts and codes',
+      echoes.map((k) => `${k.slice('echo-'.length)} ${fault(k)}`).join(', '),
     ],
     [
       'settle margin',
