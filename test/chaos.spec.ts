@@ -1,13 +1,17 @@
 import { rmSync } from 'node:fs';
+import { CHAOS_WORKER } from './chaos/chaos-config';
 import { FULL_RUN, defaultOutDir, type ChaosOptions } from './chaos/chaos-options';
 import { runChaos, type ChaosResult } from './chaos/run-chaos';
 import { testServerUrl } from './support/test-server';
 
 /**
  * The chaos run of `npm run chaos` at a small size: the same runner, three
- * instance processes, SIGKILLs, pg_terminate_backend and a SIGTERM mid-cycle,
- * then every invariant and the personal-data scan. Assertions are on the
- * invariants only (each holds or it does not), never on timings or rates.
+ * instance processes, every fault of the plan (late successes, echoes of
+ * personal data in error texts and codes among them), SIGKILLs,
+ * pg_terminate_backend, a SIGTERM mid-cycle and a SIGSTOP of the lease owner
+ * past its TTL, then every invariant and the personal-data scan. Assertions
+ * are on the invariants only (each holds or it does not), never on timings or
+ * rates.
  */
 describe('chaos run (reduced size)', () => {
   const options: ChaosOptions = {
@@ -17,6 +21,7 @@ describe('chaos run (reduced size)', () => {
     killEveryMs: 4_000,
     terminateEveryMs: 2_500,
     sigterms: 1,
+    sigstops: 1,
     concurrency: 4,
     batchSize: 30,
     spreadMs: 5_000,
@@ -46,5 +51,10 @@ describe('chaos run (reduced size)', () => {
     const sigterms = result.sigterms.filter((s) => !s.final);
     expect(sigterms).toHaveLength(1);
     expect(sigterms[0]).toMatchObject({ midCycle: true, code: 0, signal: null });
+  });
+
+  it('stopped the lease owner for longer than its lease, then let it run on', () => {
+    expect(result.sigstops).toHaveLength(1);
+    expect(result.sigstops[0].stoppedMs).toBeGreaterThan(CHAOS_WORKER.lockTtlMs);
   });
 });

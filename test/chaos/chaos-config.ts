@@ -1,3 +1,5 @@
+import type { AddressKind } from '../support/personal-data';
+
 /**
  * What the chaos runner and its instances share: the channels and their
  * providers, the worker's short schedule, and how an instance is configured
@@ -25,8 +27,8 @@ export interface ChaosChannel {
   readonly timeoutMs: number;
   readonly rateLimitPerSec: number | null;
   readonly maxConcurrency: number | null;
-  /** Seeded as SMS-style phone numbers rather than e-mail addresses. */
-  readonly addressKind: 'email' | 'phone';
+  /** What the seeded recipient addresses look like. */
+  readonly addressKind: AddressKind;
 }
 
 /** Several channels, each served by its own fault-injecting adapter (provider key). */
@@ -65,7 +67,7 @@ export const CHAOS_CHANNELS: readonly ChaosChannel[] = [
     timeoutMs: 300,
     rateLimitPerSec: null,
     maxConcurrency: null,
-    addressKind: 'email',
+    addressKind: 'push-token',
   },
 ];
 
@@ -76,16 +78,30 @@ export const THROTTLE_RETRY_AFTER_MS = 300;
  * The worker's schedule for the run: a cycle every second, short cycles and a
  * short lease, so a SIGKILLed lease owner blocks the others for seconds, not
  * minutes. The library requires lockTtlMs ≥ maxCycleDurationMs + 5 s + the
- * longest channel timeout + the settle margin.
+ * longest channel timeout + the settle margin: 7.7 s of the 8 s.
  */
 export const CHAOS_WORKER = {
   cron: '* * * * * *',
   maxCycleDurationMs: 2_000,
   lockTtlMs: 8_000,
   shutdownGraceMs: 2_000,
-  // Answers up to this long after a channel's timeout are still the outcome.
+  /**
+   * The library's `settleMarginMs`: how long after the channel timeout (the
+   * adapter's signal fires then) a call's answer is still awaited and taken as
+   * its outcome. The late faults answer well inside it.
+   */
   settleMarginMs: 400,
 } as const;
+
+/**
+ * When the "hang past the timeout, then succeed" fault answers: this many ms
+ * after the channel timeout, ignoring the signal. The upper end stays well
+ * inside the settle margin (the ledger write before the answer needs its time).
+ */
+export const LATE_ANSWER_AFTER_TIMEOUT_MS = { min: 50, max: 250 } as const;
+
+/** When the "succeed after the signal fired" fault answers: this many ms after the abort. */
+export const ANSWER_AFTER_ABORT_MS = { min: 5, max: 30 } as const;
 
 /** Everything one instance process needs; passed as JSON in CHAOS_INSTANCE_CONFIG. */
 export interface InstanceConfig {

@@ -33,17 +33,22 @@ export async function installChaosSchema(client: Client): Promise<void> {
   await client.query(`
     CREATE TABLE chaos_ledger (
       id                  bigserial   PRIMARY KEY,
+      -- The call's 'started' event; null on that event itself.
+      call_id             bigint      NULL,
       notification_id     uuid        NOT NULL,
       call_no             int         NOT NULL,
       instance            text        NOT NULL,
       os_pid              int         NOT NULL,
       event               text        NOT NULL,
+      -- What the adapter was told to do (fault-plan.ts), or 'deduplicated'.
+      fault               text        NULL,
       attempts            int         NULL,
       provider_message_id text        NULL,
       deduplicated        boolean     NOT NULL DEFAULT false,
       at                  timestamptz NOT NULL DEFAULT clock_timestamp()
     );
     CREATE INDEX chaos_ledger_notification_idx ON chaos_ledger (notification_id);
+    CREATE INDEX chaos_ledger_call_idx ON chaos_ledger (call_id);
 
     CREATE TABLE chaos_audit (
       id                  bigserial   PRIMARY KEY,
@@ -57,6 +62,7 @@ export async function installChaosSchema(client: Client): Promise<void> {
       new_next_attempt_at timestamptz NULL,
       old_scheduled_at    timestamptz NULL,
       new_scheduled_at    timestamptz NULL,
+      new_error_code      text        NULL,
       app_name            text        NOT NULL,
       backend_pid         int         NOT NULL,
       txid                bigint      NOT NULL,
@@ -77,11 +83,11 @@ export async function installChaosSchema(client: Client): Promise<void> {
         FROM distributed_locks WHERE key = '${CHAOS_LOCK_KEY}';
       INSERT INTO chaos_audit (op, notification_id, old_status, new_status, old_attempts,
           new_attempts, old_next_attempt_at, new_next_attempt_at, old_scheduled_at,
-          new_scheduled_at, app_name, backend_pid, txid, lock_owner, lock_token, lock_expires_at,
-          xact_at, at)
+          new_scheduled_at, new_error_code, app_name, backend_pid, txid, lock_owner, lock_token,
+          lock_expires_at, xact_at, at)
         VALUES (TG_OP, row_id, OLD.status, NEW.status, OLD.attempts, NEW.attempts,
           OLD.next_attempt_at, NEW.next_attempt_at, OLD.scheduled_at, NEW.scheduled_at,
-          current_setting('application_name'), pg_backend_pid(), txid_current(),
+          NEW.last_error_code, current_setting('application_name'), pg_backend_pid(), txid_current(),
           lease.owner, lease.fencing_token, lease.expires_at, now(), clock_timestamp());
       RETURN NULL;
     END $$;
@@ -162,8 +168,9 @@ const SEED_CHUNK = 1_000;
  * `rows` due notifications spread over the channels: about 60 % Failed after
  * one or two attempts with next_attempt_at in the past, the rest Pending with
  * a scheduled_at from a minute ago up to `spreadMs` ahead (they fall due while
- * the run goes on). Each has its own address, subject and body, all carrying
- * `marker`, so the security scan can find any of them.
+ * the run goes on). Each has its own address (e-mail, phone or push token by
+ * channel), subject and body (with quotes and a line break, which JSON escaping
+ * changes), all carrying `marker`, so the security scan can find any of them.
  */
 export async function seedNotifications(
   client: Client,
@@ -177,7 +184,9 @@ export async function seedNotifications(
     for (let n = start; n < Math.min(options.rows, start + SEED_CHUNK); n++) {
       const channel = CHAOS_CHANNELS[n % CHAOS_CHANNELS.length];
       const id = seededUuid(options.seed, n);
-      const personal = personalValues(options.marker, n, channel.addressKind);
+      const personal = personalValues(options.marker, n, channel.addressKind, {
+        escapableBody: true,
+      });
       const failed = uniform(options.seed, 'status', n) < 0.6;
       const attempts = failed ? 1 + (n % 2) : 0;
       const dueAt = new Date(

@@ -16,6 +16,11 @@ export interface ChaosOptions {
   readonly terminateEveryMs: number;
   /** SIGTERMs sent to an instance in the middle of a cycle (each restarted after its exit). */
   readonly sigterms: number;
+  /**
+   * SIGSTOPs of the lease owner in the middle of its cycle, each for longer than
+   * the lease's TTL, then SIGCONT: a live former owner whose lease was taken over.
+   */
+  readonly sigstops: number;
   readonly concurrency: number;
   readonly batchSize: number;
   /** Pending rows fall due over this long after the start. */
@@ -35,6 +40,7 @@ export const FULL_RUN: Omit<ChaosOptions, 'outDir'> = {
   killEveryMs: 5_000,
   terminateEveryMs: 3_000,
   sigterms: 2,
+  sigstops: 2,
   concurrency: 8,
   batchSize: 200,
   spreadMs: 20_000,
@@ -46,8 +52,8 @@ export function defaultOutDir(): string {
 }
 
 const USAGE = `npm run chaos [-- --rows 10000 --instances 3 --seed 1 --max-duration-s 900
-  --kill-every-ms 5000 --terminate-every-ms 3000 --sigterms 2 --concurrency 8 --batch-size 200
-  --spread-ms 20000 --out DIR --keep-database]`;
+  --kill-every-ms 5000 --terminate-every-ms 3000 --sigterms 2 --sigstops 2 --concurrency 8
+  --batch-size 200 --spread-ms 20000 --out DIR --keep-database]`;
 
 const NUMERIC: Record<string, keyof ChaosOptions> = {
   '--rows': 'rows',
@@ -57,6 +63,7 @@ const NUMERIC: Record<string, keyof ChaosOptions> = {
   '--kill-every-ms': 'killEveryMs',
   '--terminate-every-ms': 'terminateEveryMs',
   '--sigterms': 'sigterms',
+  '--sigstops': 'sigstops',
   '--concurrency': 'concurrency',
   '--batch-size': 'batchSize',
   '--spread-ms': 'spreadMs',

@@ -1,15 +1,56 @@
 import { createHash } from 'node:crypto';
 
 /** What the fault-injecting provider does with one call. */
-export type FaultKind = 'success' | 'retriable' | 'non-retriable' | 'throttled' | 'hang';
+export type FaultKind =
+  | 'success'
+  | 'retriable'
+  | 'non-retriable'
+  | 'throttled'
+  /** Waits for the signal, then fails: a connection cut at the timeout. */
+  | 'hang'
+  /** Ignores the signal and succeeds some time after the channel timeout. */
+  | 'late-success'
+  /** Waits for the signal to fire, then succeeds a few ms later. */
+  | 'success-after-abort'
+  /** The error texts and codes below echo the recipient or the content in a transformed form. */
+  | 'echo-url-address'
+  | 'echo-json-body'
+  | 'echo-body-prefix'
+  | 'echo-upper-subject'
+  | 'echo-half-address'
+  | 'echo-code-address';
+
+/** The faults whose answer is a success, however late. */
+export const SUCCESS_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'success',
+  'late-success',
+  'success-after-abort',
+]);
 
 /** Shares of the calls, in percent; whatever is left succeeds. */
 export const FAULT_SHARES: ReadonlyArray<readonly [Exclude<FaultKind, 'success'>, number]> = [
-  ['retriable', 30],
-  ['non-retriable', 5],
-  ['throttled', 5],
-  ['hang', 5],
+  ['retriable', 28],
+  ['non-retriable', 4],
+  ['throttled', 4],
+  ['hang', 4],
+  ['late-success', 3],
+  ['success-after-abort', 3],
+  ['echo-url-address', 1],
+  ['echo-json-body', 1],
+  ['echo-body-prefix', 1],
+  ['echo-upper-subject', 1],
+  ['echo-half-address', 1],
+  ['echo-code-address', 1],
 ];
+
+/**
+ * The codes of the adapter's non-retriable answers: a terminal row carries one
+ * of these, or has used all its attempts.
+ */
+export const NON_RETRIABLE_CODES: ReadonlySet<string> = new Set([
+  'invalid_recipient',
+  'recipient_rejected',
+]);
 
 /** A number in [0, 1) fixed by its inputs: the same seed gives the same run of answers. */
 export function uniform(...parts: ReadonlyArray<string | number>): number {
@@ -25,6 +66,18 @@ export function faultFor(seed: number, notificationId: string, callNo: number): 
     u -= share;
   }
   return 'success';
+}
+
+/** A delay in [min, max) ms for one call, fixed by the seed like its answer. */
+export function delayFor(
+  seed: number,
+  notificationId: string,
+  callNo: number,
+  range: { readonly min: number; readonly max: number },
+): number {
+  return Math.round(
+    range.min + uniform(seed, 'delay', notificationId, callNo) * (range.max - range.min),
+  );
 }
 
 /** A UUID derived from the seed and a row number, so a seed fixes the ids too. */

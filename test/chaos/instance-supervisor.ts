@@ -21,6 +21,12 @@ export class ChaosInstance {
   cyclesStarted = 0;
   /** Why the runner stopped it, if it did; anything else is an unexpected exit. */
   stopping: 'sigkill' | 'sigterm' | null = null;
+  /** SIGSTOPped and not yet continued: no other fault may pick it. */
+  paused = false;
+  /** `lease-lost` lines logged: writes the fence turned away. */
+  leaseLostLines = 0;
+  /** The end of its stderr, for the report of an unexpected exit. */
+  stderrTail = '';
   readonly exited: Promise<InstanceExit>;
   private readonly child: ChildProcess;
 
@@ -60,7 +66,7 @@ export class ChaosInstance {
         done();
       });
       pipe(this.child.stdout, stdout, (line) => this.onLine(line), done);
-      pipe(this.child.stderr, stderr, () => undefined, done);
+      pipe(this.child.stderr, stderr, (line) => this.onErrorLine(line), done);
     });
   }
 
@@ -74,11 +80,36 @@ export class ChaosInstance {
 
   kill(signal: 'SIGKILL' | 'SIGTERM'): void {
     this.stopping ??= signal === 'SIGKILL' ? 'sigkill' : 'sigterm';
+    // A stopped process acts on SIGTERM only once it runs again.
+    if (this.paused && signal === 'SIGTERM') this.resume();
     this.child.kill(signal);
+  }
+
+  /** SIGSTOP: the process, its timers and its connections freeze; the database sees it idle. */
+  pause(): void {
+    this.paused = true;
+    this.child.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child.kill('SIGCONT');
+    this.paused = false;
+  }
+
+  /** The last error its stderr shows ("Error: Connection terminated unexpectedly"), if any. */
+  get lastError(): string | undefined {
+    const lines = this.stderrTail.split('\n');
+    const thrown = lines.filter((l) => /^\s*\w*Error\b.*:/.test(l)).at(-1);
+    return (thrown ?? lines.filter((l) => /error/i.test(l)).at(-1))?.trim().slice(0, 300);
+  }
+
+  private onErrorLine(line: string): void {
+    this.stderrTail = `${this.stderrTail}\n${line}`.slice(-4_000);
   }
 
   private onLine(line: string): void {
     if (!line.includes('"event"')) return;
+    if (line.includes('"event":"lease-lost"')) this.leaseLostLines++;
     if (line.includes('"event":"chaos-instance-ready"')) this.readyAt ??= performance.now();
     else if (line.includes('"event":"retry-cycle-started"')) {
       this.inCycle = true;

@@ -2,7 +2,8 @@
  * `npm run chaos [-- --rows 10000 ...]`: the chaos run of issue 6. Seeds a
  * scratch database, starts several instances of the host app with a
  * fault-injecting provider as separate processes, SIGKILLs, SIGTERMs and cuts
- * their database connections while they work, then checks the guarantees of
+ * their database connections while they work, SIGSTOPs the lease owner past its
+ * TTL and lets it run on (issue 10), then checks the guarantees of
  * DESIGN.md §7 and searches everything the run produced for the seeded personal
  * data. Prints a table of figures and PASS/FAIL per invariant; exits non-zero
  * on any failure. `test/chaos.spec.ts` runs the same at a small size.
@@ -14,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { createScratchDatabase } from '../../src/database/scratch-database';
 import { personalMarker } from '../support/personal-data';
+import { CHAOS_CHANNELS, CHAOS_LOCK_KEY, CHAOS_WORKER } from './chaos-config';
 import {
   installChaosSchema,
   insertChaosChannels,
@@ -21,10 +23,10 @@ import {
   seedNotifications,
   type SeededRow,
 } from './chaos-database';
-import type { CrashEvent, SigtermRecord, UnexpectedExit } from './chaos-events';
-import { checkInvariants, type InvariantResult } from './chaos-invariants';
+import type { CrashEvent, SigstopRecord, SigtermRecord, UnexpectedExit } from './chaos-events';
+import { checkInvariants, type DuplicateFigures, type InvariantResult } from './chaos-invariants';
 import { parseChaosOptions, type ChaosOptions } from './chaos-options';
-import { seededRandom } from './fault-plan';
+import { FAULT_SHARES, NON_RETRIABLE_CODES, seededRandom } from './fault-plan';
 import { InstanceSupervisor, type ChaosInstance } from './instance-supervisor';
 import { scanForPersonalData, type ScanResult } from './personal-data-scan';
 
@@ -35,6 +37,10 @@ export interface ChaosResult {
   readonly scan: ScanResult;
   readonly crashes: readonly CrashEvent[];
   readonly sigterms: readonly SigtermRecord[];
+  readonly sigstops: readonly SigstopRecord[];
+  readonly unexpectedExits: readonly UnexpectedExit[];
+  /** The settle margin the instances ran with; null when the library has no such option. */
+  readonly settleMarginMs: number;
   readonly outDir: string;
   readonly report: string;
 }
@@ -43,6 +49,8 @@ type EmbeddedModule = typeof import('../../src/database/embedded-postgres');
 
 const TICK_MS = 200;
 const PROGRESS_EVERY_MS = 5_000;
+/** The first SIGSTOP waits this long, so that cycles have begun, then goes to the first live lease owner. */
+const FIRST_SIGSTOP_AFTER_MS = 1_500;
 
 function progress(line: string): void {
   process.stderr.write(`[chaos] ${line}\n`);
@@ -91,7 +99,7 @@ export async function runChaos(
       spreadMs: options.spreadMs,
     });
     log(`seeded ${seeded.length} notifications`);
-    return await chaos(options, db.url, client, seeded, marker, log);
+    return await chaos(options, db.url, client, seeded, log);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
@@ -102,10 +110,10 @@ async function chaos(
   databaseUrl: string,
   client: Client,
   seeded: readonly SeededRow[],
-  marker: string,
   log: (line: string) => void,
 ): Promise<ChaosResult> {
   const random = seededRandom(options.seed);
+  const settleMarginMs = CHAOS_WORKER.settleMarginMs;
   const supervisor = new InstanceSupervisor({
     outDir: options.outDir,
     config: {
@@ -118,6 +126,12 @@ async function chaos(
   const crashes: CrashEvent[] = [];
   const sigterms: SigtermRecord[] = [];
   const unexpectedExits: UnexpectedExit[] = [];
+  // SIGSTOPs, with the instance and its lease-lost count at SIGCONT, completed once all have stopped.
+  const stops: Array<{
+    record: Omit<SigstopRecord, 'leaseLostAfterResume'>;
+    instance: ChaosInstance;
+    leaseLostAtResume: number;
+  }> = [];
   let stopping = false;
   let terminatedBackends = 0;
   const pending = new Set<Promise<void>>();
@@ -128,7 +142,11 @@ async function chaos(
     const instance = supervisor.start(slot);
     void instance.exited.then((exit) => {
       if (instance.stopping === null && !stopping) {
-        unexpectedExits.push({ instanceId: instance.instanceId, ...exit });
+        unexpectedExits.push({
+          instanceId: instance.instanceId,
+          ...exit,
+          lastError: instance.lastError,
+        });
         log(
           `${instance.instanceId} exited unasked (code ${exit.code}, signal ${exit.signal}); restarting`,
         );
@@ -141,8 +159,9 @@ async function chaos(
     pending.add(work);
     void work.finally(() => pending.delete(work));
   };
+  // A SIGSTOPped instance is no candidate for any other fault until it runs again.
   const ready = (): ChaosInstance[] =>
-    supervisor.running().filter((i) => i.ready && i.stopping === null);
+    supervisor.running().filter((i) => i.ready && i.stopping === null && !i.paused);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const jittered = (mean: number): number => mean * (0.5 + random());
 
@@ -153,6 +172,9 @@ async function chaos(
   let sigtermsSent = 0;
   // The first SIGTERM goes to the first instance seen working; later ones are spread out.
   let nextSigterm = runStarted;
+  let sigstopsSent = 0;
+  let sigstopInProgress = false;
+  let nextSigstop = runStarted + FIRST_SIGSTOP_AFTER_MS;
   let nextProgress = runStarted + PROGRESS_EVERY_MS;
   let nextOpenCheck = runStarted;
   let timedOut = false;
@@ -179,11 +201,69 @@ async function chaos(
     if (now >= nextProgress) {
       nextProgress = now + PROGRESS_EVERY_MS;
       log(
-        `${Math.round((now - runStarted) / 1000)} s: ${open} rows open; ${crashes.filter((c) => c.kind === 'sigkill').length} kills, ${crashes.filter((c) => c.kind === 'terminate').length} terminations, ${sigtermsSent} SIGTERMs`,
+        `${Math.round((now - runStarted) / 1000)} s: ${open} rows open; ${crashes.filter((c) => c.kind === 'sigkill').length} kills, ${crashes.filter((c) => c.kind === 'terminate').length} terminations, ${sigtermsSent} SIGTERMs, ${sigstopsSent} SIGSTOPs`,
       );
     }
     const candidates = ready();
     if (candidates.length === 0) continue;
+
+    // SIGSTOP of the lease owner mid-cycle for longer than its TTL: another instance takes the lease
+    // over, and at SIGCONT the former owner carries on with the calls it had in flight.
+    if (
+      sigstopsSent < options.sigstops &&
+      !sigstopInProgress &&
+      now >= nextSigstop &&
+      candidates.length > 1
+    ) {
+      const { rows } = await client.query<{ owner: string; token: string; at: Date }>(
+        `SELECT owner, fencing_token::text AS token, clock_timestamp() AS at
+           FROM distributed_locks WHERE key = $1 AND expires_at > clock_timestamp()`,
+        [CHAOS_LOCK_KEY],
+      );
+      const owner = rows[0] && candidates.find((i) => i.instanceId === rows[0].owner);
+      if (owner) {
+        sigstopsSent++;
+        sigstopInProgress = true;
+        const stopMs = CHAOS_WORKER.lockTtlMs + 1_000 + Math.round(random() * 2_000);
+        owner.pause();
+        const stoppedAt = rows[0].at;
+        const fencingToken = Number(rows[0].token);
+        crashes.push({
+          kind: 'sigstop',
+          instanceId: owner.instanceId,
+          at: stoppedAt,
+          detail: `lease owner (token ${fencingToken}), stopped for ${stopMs} ms`,
+        });
+        log(`${owner.instanceId} SIGSTOPped holding lease token ${fencingToken}, for ${stopMs} ms`);
+        track(
+          sleep(stopMs).then(async () => {
+            const { rows: after } = await client.query<{ token: string | null; at: Date }>(
+              `SELECT (SELECT fencing_token::text FROM distributed_locks WHERE key = $1) AS token,
+                      clock_timestamp() AS at`,
+              [CHAOS_LOCK_KEY],
+            );
+            owner.resume();
+            const tokenAtResume = after[0].token === null ? null : Number(after[0].token);
+            stops.push({
+              record: {
+                instanceId: owner.instanceId,
+                fencingToken,
+                stoppedAt,
+                resumedAt: after[0].at,
+                stoppedMs: after[0].at.getTime() - stoppedAt.getTime(),
+                tokenAtResume,
+              },
+              instance: owner,
+              leaseLostAtResume: owner.leaseLostLines,
+            });
+            log(`${owner.instanceId} SIGCONT; the lease is at token ${tokenAtResume}`);
+            sigstopInProgress = false;
+            nextSigstop = performance.now() + jittered(options.killEveryMs * 3);
+          }),
+        );
+        continue;
+      }
+    }
 
     if (now >= nextKill) {
       nextKill = now + jittered(options.killEveryMs);
@@ -285,42 +365,27 @@ async function chaos(
     }),
   );
   log(`all instances stopped after ${Math.round(processingMs / 1000)} s; checking`);
-  // Kept with the logs: what the invariants judged duplicates against, for anyone re-checking a run.
+  const sigstops: SigstopRecord[] = stops.map((s) => ({
+    ...s.record,
+    leaseLostAfterResume: s.instance.leaseLostLines - s.leaseLostAtResume,
+  }));
+  // Kept with the logs: what the runner did, for anyone re-checking a run.
   writeFileSync(
     join(options.outDir, 'chaos-events.json'),
-    JSON.stringify({ crashes, sigterms, unexpectedExits }, null, 2),
+    JSON.stringify({ settleMarginMs, crashes, sigterms, sigstops, unexpectedExits }, null, 2),
   );
 
   const check = await checkInvariants(client, {
     seededRows: seeded.length,
-    concurrency: options.concurrency,
-    crashes,
+    timedOut,
+    channels: CHAOS_CHANNELS,
+    nonRetriableCodes: NON_RETRIABLE_CODES,
     sigterms,
     unexpectedExits,
-    timedOut,
   });
-  const scan = await scanForPersonalData(client, options.outDir, marker, seeded);
-  const invariants = [
-    ...check.results,
-    scan.leaks.length === 0 && scan.selfCheck
-      ? {
-          name: 'no personal data in logs, metrics, spans, outbox or stored errors',
-          passed: true,
-          detail: `${scan.sources} sources searched (${Object.entries(scan.scanned)
-            .map(([kind, bytes]) => `${kind} ${(bytes / 1024).toFixed(0)} KiB`)
-            .join(', ')}) for every seeded address, subject and body`,
-        }
-      : {
-          name: 'no personal data in logs, metrics, spans, outbox or stored errors',
-          passed: false,
-          detail: scan.selfCheck
-            ? `${scan.leaks.length} hit(s): ${scan.leaks
-                .slice(0, 10)
-                .map((l) => `${l.location} (${l.field ?? l.needle})`)
-                .join('; ')}`
-            : 'the scanner did not find the marker in the notifications table: the search is broken',
-        },
-  ];
+  log('invariants checked; scanning for personal data');
+  const scan = await scanForPersonalData(client, options.outDir, seeded);
+  const invariants = [...check.results, personalDataResult(scan)];
 
   const figures = await collectFigures(client, {
     options,
@@ -329,14 +394,72 @@ async function chaos(
     sigterms,
     terminatedBackends,
     processingMs,
+    sigstops,
     duplicates: check.duplicates,
     cycles: check.cycles,
     auditedWrites: check.auditedWrites,
     unexpectedExits: unexpectedExits.length,
+    settleMarginMs,
+    leaks: scan.leakCount,
   });
   const passed = invariants.every((i) => i.passed);
   const report = renderReport(options, figures, invariants, passed);
-  return { passed, invariants, figures, scan, crashes, sigterms, outDir: options.outDir, report };
+  return {
+    passed,
+    invariants,
+    figures,
+    scan,
+    crashes,
+    sigterms,
+    sigstops,
+    unexpectedExits,
+    settleMarginMs,
+    outDir: options.outDir,
+    report,
+  };
+}
+
+function personalDataResult(scan: ScanResult): InvariantResult {
+  const name = 'no personal data in logs, metrics, spans, outbox or stored errors';
+  const counts = (record: Record<string, number>): string =>
+    Object.entries(record)
+      .map(([key, n]) => `${key} ${n}`)
+      .join(', ');
+  if (!scan.selfCheck) {
+    return {
+      name,
+      passed: false,
+      violations: scan.selfCheckMisses.length,
+      detail: `the scanner's self-check failed, the search is broken: it missed ${scan.selfCheckMisses.join('; ')}`,
+    };
+  }
+  if (scan.leakCount > 0) {
+    // Two samples of each source: a stored error reads differently from a span.
+    const samples = Object.keys(scan.leaksBySource).flatMap((source) =>
+      scan.leaks.filter((l) => l.source === source).slice(0, 2),
+    );
+    return {
+      name,
+      passed: false,
+      violations: scan.leakCount,
+      detail: `${scan.leakCount} line(s) or value(s) with a run of seeded personal data (by source: ${counts(scan.leaksBySource)}; by field: ${counts(scan.leaksByField)}; by form: ${counts(scan.leaksByForm)}):\n${samples
+        .map(
+          (l) =>
+            `          ${l.location}: ${JSON.stringify(l.needle)} (${l.field}, ${l.form}) in …${JSON.stringify(l.excerpt)}…`,
+        )
+        .join('\n')}`,
+    };
+  }
+  return {
+    name,
+    passed: true,
+    violations: 0,
+    detail: `${scan.sources} sources searched (${Object.entries(scan.scanned)
+      .map(([kind, bytes]) => `${kind} ${(bytes / 1024).toFixed(0)} KiB`)
+      .join(
+        ', ',
+      )}) for ${scan.needles} distinct 8-character runs of the seeded addresses, subjects and bodies, raw and URL-/JSON-decoded`,
+  };
 }
 
 async function collectFigures(
@@ -348,10 +471,13 @@ async function collectFigures(
     sigterms: readonly SigtermRecord[];
     terminatedBackends: number;
     processingMs: number;
-    duplicates: { rows: number; orphanCalls: number; crashEventsWithOrphans: number };
+    sigstops: readonly SigstopRecord[];
+    duplicates: DuplicateFigures;
     cycles: number;
     auditedWrites: number;
     unexpectedExits: number;
+    settleMarginMs: number;
+    leaks: number;
   },
 ): Promise<Array<readonly [string, string]>> {
   const { rows } = await client.query<Record<string, number>>(
@@ -368,6 +494,13 @@ async function collectFigures(
             (SELECT count(*)::int FROM notification_outbox) AS events`,
   );
   const f = rows[0];
+  const { rows: faultRows } = await client.query<{ fault: string; n: number }>(
+    `SELECT fault, count(*)::int AS n FROM chaos_ledger
+      WHERE call_id IS NOT NULL AND event <> 'answered' GROUP BY fault`,
+  );
+  const faults = new Map(faultRows.map((r) => [r.fault, r.n]));
+  const fault = (kind: string): number => faults.get(kind) ?? 0;
+  const echoes = FAULT_SHARES.map(([kind]) => kind).filter((k) => k.startsWith('echo-'));
   const seconds = run.processingMs / 1000;
   const kills = run.crashes.filter((c) => c.kind === 'sigkill');
   const terminations = run.crashes.filter((c) => c.kind === 'terminate');
@@ -386,6 +519,15 @@ async function collectFigures(
       `${f.successes} / ${f.retriable} / ${f.non_retriable} / ${f.throttled} / ${f.hangs}`,
     ],
     ['  of the successes, answered from provider dedup', `${f.deduplicated}`],
+    [
+      '  late successes: past the timeout / after the signal',
+      `${fault('late-success')} / ${fault('success-after-abort')}`,
+    ],
+    [
+      '  echoes of personal data in error texts and codes',
+      echoes.map((k) => `${k.slice('echo-'.length)} ${fault(k)}`).join(', '),
+    ],
+    ['settle margin', `${run.settleMarginMs} ms`],
     ['outbox events', `${f.events}`],
     ['audited row writes', `${run.auditedWrites}`],
     ['leases taken (fencing tokens)', `${run.cycles}`],
@@ -405,12 +547,21 @@ async function collectFigures(
       'SIGTERMs mid-cycle (exit codes)',
       `${chaosSigterms.length} (${chaosSigterms.map((s) => `${s.code} in ${s.exitMs} ms`).join(', ') || '-'})`,
     ],
+    [
+      'SIGSTOPs of the lease owner (stopped for; taken over)',
+      `${run.sigstops.length} (${run.sigstops.map((s) => `${(s.stoppedMs / 1000).toFixed(1)} s`).join(', ') || '-'}; ${run.sigstops.filter((s) => s.tokenAtResume !== null && s.tokenAtResume > s.fencingToken).length} taken over)`,
+    ],
+    [
+      '  lease-lost lines of the former owners after SIGCONT',
+      `${run.sigstops.reduce((n, s) => n + s.leaseLostAfterResume, 0)}`,
+    ],
     ['unexpected exits', `${run.unexpectedExits}`],
     ['rows with >1 successful call (duplicates)', `${run.duplicates.rows}`],
     [
-      '  uncommitted successes / crash events behind them',
-      `${run.duplicates.orphanCalls} / ${run.duplicates.crashEventsWithOrphans}`,
+      '  other successes: never committed / held (outcome_not_recorded)',
+      `${run.duplicates.uncommitted} / ${run.duplicates.held}`,
     ],
+    ['lines and values with personal data', `${run.leaks}`],
     ['duration (first start to last row final)', `${seconds.toFixed(1)} s`],
     [
       'throughput',
