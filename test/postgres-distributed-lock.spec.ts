@@ -43,6 +43,27 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     expect(taken).toEqual({ key: KEY, owner: 'instance-b', fencingToken: 2 });
   });
 
+  it('does not wait for an expired lease whose former owner is still writing under it: it answers not acquired at once', async () => {
+    const lease = await lock.acquire(KEY, 'instance-a', 300);
+    expect(lease).not.toBeNull();
+    // Instance a, frozen inside a row's transaction after its fenced write took the share lock.
+    const frozen = ds.createQueryRunner();
+    await frozen.connect();
+    await frozen.startTransaction();
+    await frozen.query(`SELECT 1 FROM distributed_locks WHERE key = $1 FOR SHARE`, [KEY]);
+    try {
+      await sleep(400);
+      const started = Date.now();
+      expect(await lock.acquire(KEY, 'instance-b', 90_000)).toBeNull();
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      await frozen.rollbackTransaction();
+      await frozen.release();
+    }
+    // Once it is gone, the takeover goes through.
+    expect(await lock.acquire(KEY, 'instance-b', 90_000)).toMatchObject({ fencingToken: 2 });
+  });
+
   it('judges expiry by the database clock, not by the caller', async () => {
     const lease = await lock.acquire(KEY, 'instance-a', 90_000);
     // Expiry is stored relative to the database's now(); an app whose clock runs ahead changes nothing.

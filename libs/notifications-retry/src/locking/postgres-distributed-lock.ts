@@ -16,17 +16,38 @@ export class PostgresDistributedLock extends DistributedLock {
     super();
   }
 
+  /**
+   * Takes the lease when nobody holds it or it has expired. Never waits: when
+   * the lease row is locked (a former owner's row transaction still holds its
+   * share lock between a fenced write and its commit; it may be frozen), the
+   * answer is "not acquired" and the next tick asks again. Waiting would hang
+   * the cycle for as long as that transaction stays open.
+   */
   async acquire(key: string, owner: string, ttlMs: number): Promise<Lease | null> {
     const rows: Array<{ fencing_token: string }> = await this.dataSource.query(
-      `INSERT INTO distributed_locks AS l (key, owner, fencing_token, acquired_at, expires_at)
-       VALUES ($1, $2, 1, now(), now() + make_interval(secs => $3::double precision / 1000))
-       ON CONFLICT (key) DO UPDATE
-         SET owner = EXCLUDED.owner,
-             fencing_token = l.fencing_token + 1,
-             acquired_at = EXCLUDED.acquired_at,
-             expires_at = EXCLUDED.expires_at
-         WHERE l.expires_at <= now()
-       RETURNING fencing_token`,
+      `WITH current AS (
+         SELECT key FROM distributed_locks WHERE key = $1 FOR UPDATE SKIP LOCKED
+       ),
+       taken_over AS (
+         UPDATE distributed_locks AS l
+            SET owner = $2,
+                fencing_token = l.fencing_token + 1,
+                acquired_at = now(),
+                expires_at = now() + make_interval(secs => $3::double precision / 1000)
+           FROM current
+          WHERE l.key = current.key AND l.expires_at <= now()
+         RETURNING l.fencing_token
+       ),
+       first AS (
+         INSERT INTO distributed_locks (key, owner, fencing_token, acquired_at, expires_at)
+         SELECT $1, $2, 1, now(), now() + make_interval(secs => $3::double precision / 1000)
+          WHERE NOT EXISTS (SELECT 1 FROM distributed_locks WHERE key = $1)
+         ON CONFLICT (key) DO NOTHING
+         RETURNING fencing_token
+       )
+       SELECT fencing_token FROM taken_over
+       UNION ALL
+       SELECT fencing_token FROM first`,
       [key, owner, ttlMs],
     );
     const row = rows[0];
