@@ -5,6 +5,7 @@ export type { NotificationsRetryExtensions } from './notifications-retry.module-
 export type {
   CircuitBreakerOptions,
   NotificationsRetryModuleOptions,
+  PreparedStatementsOption,
   ResolvedNotificationsRetryOptions,
 } from './options/notifications-retry-options';
 export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './notifications-retry.module-definition';

@@ -23,6 +23,7 @@ import { retryMetricProviders } from './observability/retry-metric-providers';
 import { RetryMetrics } from './observability/retry-metrics';
 import { OutboxWriter } from './outbox/outbox.writer';
 import { NotificationRepository } from './persistence/notification.repository';
+import { PreparedStatementMode } from './persistence/prepared-statement-mode';
 import { InAppProviderAdapter } from './providers/built-in/in-app.provider-adapter';
 import {
   EmailStubProviderAdapter,
@@ -56,6 +57,7 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     ...retryMetricProviders,
     RetryMetrics,
     NotificationRepository,
+    PreparedStatementMode,
     OutboxWriter,
     ChannelPacer,
     RowProcessor,
