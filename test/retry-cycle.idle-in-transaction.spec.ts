@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DistributedLock, type NotificationsRetryExtensions } from '@pin/notifications-retry';
 import type { Lease } from '@pin/notifications-retry/locking/lease';
@@ -161,6 +162,10 @@ describe('a pooled row transaction left idle past its bound (real PostgreSQL)', 
     const ds = app.dataSource;
     await insertChannel(ds, { key: 'email' });
     const id = await insertNotification(ds, { status: 'Failed', attempts: 1 });
+    // An idle client in the pool, which the transaction will take: none is created meanwhile.
+    await ds.query('SELECT 1');
+    const pool = (ds.driver as unknown as { master: Pool }).master;
+    const clientsBefore = pool.totalCount;
     const run = runInPooledPgTransaction(
       ds,
       { preparedStatements: false, idleInTransactionTimeoutMs: 300 },
@@ -173,6 +178,9 @@ describe('a pooled row transaction left idle past its bound (real PostgreSQL)', 
       },
     );
     await expect(run).rejects.toThrow();
+    // The dead client was not given back for reuse: the pool closed it.
+    expect(pool.totalCount).toBe(clientsBefore - 1);
+    expect(pool.idleCount).toBe(pool.totalCount);
     const rows: Array<{ attempts: number }> = await ds.query(
       `SELECT attempts FROM notifications WHERE id = $1 FOR UPDATE NOWAIT`,
       [id],
