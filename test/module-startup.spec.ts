@@ -211,6 +211,25 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
     await ds.query('DELETE FROM notification_channels');
   });
 
+  it('where the worker runs, decides at start whether statements are named, and logs why', async () => {
+    const app = await createRetryTestApp({
+      url: db.url,
+      options: { enabled: true, cron: '0 0 0 1 1 *' },
+    });
+    try {
+      // Before any cycle: a direct connection, so the server's own backend key.
+      expect(app.logs.events('prepared-statements')).toEqual([
+        expect.objectContaining({
+          named: true,
+          reason: 'direct-connection',
+          preparedStatements: 'auto',
+        }),
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('uses a ChannelCatalog a team provides instead of the table', async () => {
     const app = await createRetryTestApp({
       url: db.url,

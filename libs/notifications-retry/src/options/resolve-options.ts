@@ -6,6 +6,7 @@ import { InvalidModuleOptionsError } from '../errors/invalid-module-options.erro
 import type {
   CircuitBreakerOptions,
   NotificationsRetryModuleOptions,
+  PreparedStatementsOption,
   ResolvedNotificationsRetryOptions,
 } from './notifications-retry-options';
 
@@ -61,7 +62,7 @@ export function resolveOptions(
   const batchSize = integerOption('batchSize', options.batchSize, 200, 1, 10_000);
   const drain = booleanOption('drain', options.drain, false);
   const concurrency = integerOption('concurrency', options.concurrency, 4, 1, 256);
-  const preparedStatements = booleanOption('preparedStatements', options.preparedStatements, true);
+  const preparedStatements = preparedStatementsOption(options.preparedStatements);
   const lockKey = stringOption('lockKey', options.lockKey, DEFAULT_LOCK_KEY);
   const maxCycleDurationMs = integerOption(
     'maxCycleDurationMs',
@@ -133,6 +134,18 @@ function booleanOption(name: string, value: unknown, fallback: boolean): boolean
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean')
     throw new InvalidModuleOptionsError(name, value, 'must be a boolean');
+  return value;
+}
+
+function preparedStatementsOption(value: unknown): PreparedStatementsOption {
+  if (value === undefined) return 'auto';
+  if (typeof value !== 'boolean' && value !== 'auto') {
+    throw new InvalidModuleOptionsError(
+      'preparedStatements',
+      value,
+      "must be true, false or 'auto'",
+    );
+  }
   return value;
 }
 

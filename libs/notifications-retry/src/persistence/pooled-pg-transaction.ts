@@ -1,5 +1,6 @@
 import type { PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
+import { setIdleInTransactionTimeoutSql } from './idle-in-transaction-timeout';
 import { preparedStatementName } from './prepared-statement-name';
 import type { SqlExecutor } from './sql-executor';
 
@@ -10,10 +11,17 @@ export interface PooledPgTransactionOptions {
    * transactions, e.g. PgBouncer in transaction mode before 1.21.
    */
   readonly preparedStatements: boolean;
+  /**
+   * The longest the transaction may sit idle before the server ends it:
+   * `SET LOCAL idle_in_transaction_session_timeout`, sent with BEGIN.
+   */
+  readonly idleInTransactionTimeoutMs: number;
+  /** Told of each failed named statement (the connection may not keep them; see PreparedStatementMode). */
+  readonly onNamedStatementError?: (error: unknown) => void;
 }
 
 /** The one method of TypeORM's PostgresDriver used here: a client checked out of its `pg` pool. */
-interface PgPoolDriver {
+export interface PgPoolDriver {
   obtainMasterConnection(): Promise<[PoolClient, unknown]>;
 }
 
@@ -22,6 +30,10 @@ interface PgPoolDriver {
  * the host's TypeORM DataSource: no QueryRunner, no broadcaster events, no
  * TypeORM query logging or `maxQueryExecutionTime` (the statements are the
  * cycle's hot path; the cycle logs its own outcome per row).
+ *
+ * BEGIN and the idle bound go in one simple-query message, so the bound costs
+ * no round trip; through PgBouncer in transaction mode that message already
+ * opens the transaction, which keeps one server connection until it ends.
  *
  * Commits when `work` resolves; rolls back and rethrows when anything throws.
  * The client goes back to the pool on every path. A client whose connection
@@ -33,6 +45,7 @@ export async function runInPooledPgTransaction<T>(
   options: PooledPgTransactionOptions,
   work: (executor: SqlExecutor) => Promise<T>,
 ): Promise<T> {
+  const begin = `BEGIN; ${setIdleInTransactionTimeoutSql(options.idleInTransactionTimeoutMs)}`;
   const [client] = await pgPoolDriver(dataSource).obtainMasterConnection();
   // pg-pool stops listening to a client's errors while it is checked out. Without a listener, a
   // connection the server drops while the row waits on its provider would crash the process.
@@ -43,15 +56,20 @@ export async function runInPooledPgTransaction<T>(
   client.on('error', onError);
   let rollbackError: Error | undefined;
   try {
-    await client.query('BEGIN');
+    await client.query(begin);
     const result = await work({
       query: async (sql, parameters) => {
-        const result = await client.query<Record<string, unknown>>(
-          options.preparedStatements
-            ? { name: preparedStatementName(sql), text: sql, values: parameters }
-            : { text: sql, values: parameters },
-        );
-        return result.rows;
+        if (!options.preparedStatements) {
+          return (await client.query<Record<string, unknown>>({ text: sql, values: parameters }))
+            .rows;
+        }
+        try {
+          const named = { name: preparedStatementName(sql), text: sql, values: parameters };
+          return (await client.query<Record<string, unknown>>(named)).rows;
+        } catch (error) {
+          options.onNamedStatementError?.(error);
+          throw error;
+        }
       },
     });
     // On a transaction aborted by an error that `work` swallowed, PostgreSQL answers COMMIT with
@@ -76,7 +94,8 @@ export async function runInPooledPgTransaction<T>(
   }
 }
 
-function pgPoolDriver(dataSource: DataSource): PgPoolDriver {
+/** TypeORM's postgres driver of `dataSource`, whose `pg` pool the library's own statements use. */
+export function pgPoolDriver(dataSource: DataSource): PgPoolDriver {
   const driver = dataSource.driver as Partial<PgPoolDriver>;
   if (typeof driver.obtainMasterConnection !== 'function') {
     throw new Error(

@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { typeOrmOptions } from '../apps/pin-notifications/src/database/typeorm-options';
+import { IDLE_IN_TRANSACTION_GRACE_MS } from '@pin/notifications-retry/cycle/row-processor';
+import { completed } from './support/cycle-reports';
+import { insertChannel, minutesAgo } from './support/fixtures';
+import { IDLE_TIMEOUT_SETTING_SQL, idleTimeoutsAtRowLocks } from './support/pg-query-hook';
+import { startPgBouncer, type RunningPgBouncer } from './support/pgbouncer';
+import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { testServerUrl } from './support/test-server';
+
+// Hundreds of row transactions through a pooler on a machine others load too.
+jest.setTimeout(180_000);
+
+const ROWS = 320;
+
+/** Inserts `count` due Failed rows of channel `email` in one statement; returns their ids. */
+async function insertDueRows(ds: DataSource, count: number, now: Date): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  await ds.query(
+    `INSERT INTO notifications (id, channel, recipient_address, subject, body, status, attempts, next_attempt_at)
+     SELECT id, 'email', 'person-' || left(id::text, 8) || '@example.com', 'Your statement is ready',
+            'Hello, your statement is ready.', 'Failed', 1, $2
+       FROM unnest($1::uuid[]) AS id`,
+    [ids, minutesAgo(now, 5)],
+  );
+  return ids;
+}
+
+async function statusCounts(ds: DataSource): Promise<Record<string, number>> {
+  const rows: Array<{ status: string; rows: number }> = await ds.query(
+    `SELECT status, count(*)::int AS rows FROM notifications GROUP BY status`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.rows]));
+}
+
+/** Cycles until one processes nothing, or `max` cycles ran. */
+async function runCyclesUntilIdle(app: RetryTestApp, max: number): Promise<number> {
+  let cycles = 0;
+  while (cycles < max) {
+    cycles++;
+    const report = completed(await app.cycles.runCycle());
+    if (report.counts.processed === 0 && report.counts.errors === 0) break;
+  }
+  return cycles;
+}
+
+/**
+ * PgBouncer (Debian's 1.18, installed by .ci/run) in transaction mode in front
+ * of the test server: a server connection serves one transaction at a time for
+ * whichever client asks, so nothing may depend on session state, and named
+ * prepared statements are not kept per client.
+ */
+describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL)', () => {
+  let db: TestDatabase;
+  /** Straight to PostgreSQL: migrations, fixtures and inspection. */
+  let direct: DataSource;
+  let bouncer: RunningPgBouncer;
+
+  beforeAll(async () => {
+    // Migrations take a session-level advisory lock: they run on a direct connection, not a pooler.
+    ({ db, dataSource: direct } = await createMigratedDatabase());
+    bouncer = await startPgBouncer({ serverUrl: testServerUrl(), poolSize: 5 });
+  });
+
+  afterAll(async () => {
+    await direct?.destroy();
+    await bouncer?.stop();
+    await db?.drop();
+  });
+
+  beforeEach(async () => {
+    await direct.query(
+      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+    );
+    await insertChannel(direct, { key: 'email', maxAttempts: 3 });
+  });
+
+  it("connects with the host app's TypeORM options (no startup parameter PgBouncer refuses)", async () => {
+    const options = {
+      ...(typeOrmOptions(bouncer.urlFor(db.url), 4) as DataSourceOptions),
+      migrationsRun: false,
+    } as DataSourceOptions;
+    const ds = new DataSource(options);
+    try {
+      await ds.initialize();
+      const [{ answer }] = await ds.query<Array<{ answer: number }>>('SELECT 40 + 2 AS answer');
+      expect(answer).toBe(42);
+    } finally {
+      if (ds.isInitialized) await ds.destroy();
+    }
+  });
+
+  describe('with the default options', () => {
+    let app: RetryTestApp;
+
+    beforeAll(async () => {
+      app = await createRetryTestApp({ url: bouncer.urlFor(db.url), poolSize: 10 });
+    });
+
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it(`delivers ${ROWS} rows at concurrency 4 without a failed row transaction, on unnamed statements`, async () => {
+      const ids = await insertDueRows(direct, ROWS, app.clock.now());
+
+      const cycles = await runCyclesUntilIdle(app, 10);
+
+      const errors = app.logs.events('item-error');
+      expect(errors.map((e) => e.error)).toEqual([]);
+      expect(await statusCounts(direct)).toEqual({ Sent: ROWS });
+      expect(new Set(app.provider.calls.map((c) => c.message.id))).toEqual(new Set(ids));
+      expect(app.provider.calls).toHaveLength(ROWS);
+      expect(cycles).toBeGreaterThanOrEqual(2); // 200 per batch by default
+      // Detected once, and said why: the connection's backend key is PgBouncer's, not the server's.
+      expect(app.logs.events('prepared-statements')).toEqual([
+        expect.objectContaining({ named: false, reason: 'pooler-detected' }),
+      ]);
+    });
+
+    it('runs every row transaction under idle_in_transaction_session_timeout = lockTtlMs + grace, set inside the transaction', async () => {
+      await insertDueRows(direct, 6, app.clock.now());
+      const settings = await idleTimeoutsAtRowLocks(async () => {
+        expect(completed(await app.cycles.runCycle()).counts).toMatchObject({
+          sent: 6,
+          errors: 0,
+        });
+      });
+      expect(settings).toEqual(Array(6).fill(String(90_000 + IDLE_IN_TRANSACTION_GRACE_MS)));
+      // SET LOCAL: gone with the transaction, so no other client of the server connection inherits it.
+      const [{ setting }] =
+        await app.dataSource.query<Array<{ setting: string }>>(IDLE_TIMEOUT_SETTING_SQL);
+      expect(setting).toBe('0');
+    });
+  });
+
+  describe('with named statements forced on, behind a pool of one server connection', () => {
+    let single: RunningPgBouncer;
+    let app: RetryTestApp;
+
+    beforeAll(async () => {
+      single = await startPgBouncer({ serverUrl: testServerUrl(), poolSize: 1 });
+      app = await createRetryTestApp({
+        url: single.urlFor(db.url),
+        poolSize: 10,
+        options: { preparedStatements: true, concurrency: 2 },
+      });
+    });
+
+    afterAll(async () => {
+      await app?.close();
+      await single?.stop();
+    });
+
+    it('switches to unnamed statements at the first prepared-statement error, once, and the failed rows stay due', async () => {
+      await insertDueRows(direct, 8, app.clock.now());
+
+      // Two clients share the one server connection: the second one's PARSE of a name the first
+      // already prepared there fails (42P05), or a BIND finds no statement (26000).
+      const first = completed(await app.cycles.runCycle());
+      expect(first.counts.errors).toBeGreaterThanOrEqual(1);
+      const switches = app.logs
+        .events('prepared-statements')
+        .filter((e) => e.reason === 'statement-error');
+      expect(switches).toEqual([
+        expect.objectContaining({
+          named: false,
+          reason: 'statement-error',
+          sqlState: expect.stringMatching(/^(26000|42P05)$/),
+        }),
+      ]);
+
+      await runCyclesUntilIdle(app, 5);
+      expect(await statusCounts(direct)).toEqual({ Sent: 8 });
+      // After the switch no statement failed again, and the switch was logged only once.
+      expect(app.logs.events('item-error')).toHaveLength(first.counts.errors);
+      expect(
+        app.logs.events('prepared-statements').filter((e) => e.reason === 'statement-error'),
+      ).toHaveLength(1);
+    });
+  });
+});
