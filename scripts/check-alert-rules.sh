@@ -37,10 +37,18 @@ const COUNTERS_AND_GAUGES = [
   'notifications_retry_lease_skipped_total',
   'notifications_failed_backlog_gauge',
   'notifications_retry_channel_disabled_rows',
+  'notifications_retry_channels_excluded',
   'notifications_retry_circuit_state',
   'notifications_retry_last_cycle_timestamp_seconds',
+  'notifications_retry_late_answers_total',
+  'notifications_retry_database_client_errors_total',
 ];
-const HISTOGRAMS = ['notifications_retry_cycle_duration_ms', 'notifications_retry_lag_ms'];
+const HISTOGRAMS = [
+  'notifications_retry_cycle_duration_ms',
+  'notifications_retry_claim_duration_ms',
+  'notifications_retry_settle_duration_ms',
+  'notifications_retry_lag_ms',
+];
 const CONTRACT = [...COUNTERS_AND_GAUGES, ...HISTOGRAMS];
 const ALLOWED = new Set([
   ...COUNTERS_AND_GAUGES,
