@@ -295,7 +295,9 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
       settleMarginMs: 0,
     };
     const a = await start({ options: { ...options, instanceId: 'instance-a' } });
-    const b = await start({ options: { ...options, instanceId: 'instance-b' } });
+    // b only takes over once a's lease has expired: its own lease and deadline can be the defaults,
+    // so that a loaded machine cannot end its cycle at a 200 ms deadline before it sends anything.
+    const b = await start({ options: { concurrency: 1, instanceId: 'instance-b' } });
     const now = a.clock.now();
     b.clock.set(now);
     await insertChannel(ds, { key: 'email', timeoutMs: 300 });

@@ -40,7 +40,8 @@ export async function withQueryHook<T>(hook: QueryHook, run: () => Promise<T>): 
 export async function idleTimeoutsAtRowLocks(run: () => Promise<unknown>): Promise<string[]> {
   const settings: string[] = [];
   await withQueryHook(async (text, send) => {
-    if (text === undefined || !/FOR UPDATE SKIP LOCKED/.test(text)) return;
+    // The row lock, not the lease acquire (which skips a locked lease row the same way).
+    if (text === undefined || !/FROM notifications\b[\s\S]*FOR UPDATE SKIP LOCKED/.test(text)) return;
     const { rows } = await send(IDLE_TIMEOUT_SETTING_SQL);
     settings.push(String(rows[0]?.setting));
   }, run);
