@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import {
+  DeliveryError,
   NonRetriableDeliveryError,
   ProviderAdapter,
   RetriableDeliveryError,
@@ -115,9 +116,15 @@ class PlainErrorForBadRequestAdapter extends ProviderAdapter {
   }
 }
 
-/** Puts the recipient's address into its error messages. */
+type Echo = (message: OutgoingNotification) => string;
+
+/** Puts the recipient's address (or what `echo` picks) into its error messages, or its codes. */
 class LeaksRecipientAdapter extends ProviderAdapter {
-  constructor(private readonly inner: ProviderAdapter) {
+  constructor(
+    private readonly inner: ProviderAdapter,
+    private readonly echo: Echo = (message) => message.recipientAddress,
+    private readonly where: 'message' | 'code' = 'message',
+  ) {
     super();
   }
 
@@ -125,12 +132,15 @@ class LeaksRecipientAdapter extends ProviderAdapter {
     try {
       return await this.inner.send(message, context);
     } catch (error) {
-      const text = (cause: Error): string => `${cause.message} for ${message.recipientAddress}`;
+      const echoed = this.echo(message);
+      const code = (cause: DeliveryError): string => (this.where === 'code' ? echoed : cause.code);
+      const text = (cause: Error): string =>
+        this.where === 'message' ? `${cause.message} for ${echoed}` : cause.message;
       if (error instanceof NonRetriableDeliveryError) {
-        throw new NonRetriableDeliveryError(error.code, text(error));
+        throw new NonRetriableDeliveryError(code(error), text(error));
       }
       if (error instanceof RetriableDeliveryError) {
-        throw new RetriableDeliveryError(error.code, text(error));
+        throw new RetriableDeliveryError(code(error), text(error));
       }
       throw error;
     }
@@ -184,6 +194,25 @@ describe('checkProviderAdapterContract', () => {
     const violations = await checkProviderAdapterContract(webhookWrappedIn(wrap));
     expect(violations.map((violation) => violation.check)).toEqual(expected);
     for (const violation of violations) expect(violation.message).not.toBe('');
+  });
+
+  it.each<[string, Echo, 'message' | 'code']>([
+    ['the URL-encoded address', (m) => encodeURIComponent(m.recipientAddress), 'message'],
+    ['the upper-cased subject', (m) => m.subject!.toUpperCase(), 'message'],
+    ['the first 40 characters of the body', (m) => m.body.slice(0, 40), 'message'],
+    [
+      'the body JSON-encoded twice',
+      (m) => JSON.stringify(JSON.stringify({ b: m.body })),
+      'message',
+    ],
+    ['half the address as its code', (m) => m.recipientAddress.slice(0, 18), 'code'],
+  ])('catches an adapter that puts %s in its errors', async (_case, echo, where) => {
+    const violations = await checkProviderAdapterContract(
+      webhookWrappedIn((inner) => new LeaksRecipientAdapter(inner, echo, where)),
+    );
+    expect(violations.map((violation) => violation.check)).toEqual([
+      'failure-errors-omit-personal-data',
+    ]);
   });
 
   it('reports an adapter that never settles instead of hanging the test', async () => {

@@ -142,6 +142,7 @@ describe('WebhookProviderAdapter against a local HTTP server', () => {
       const error = await rejectionOf(adapter.send(message, contextFor(message)));
       expect(error).toBeInstanceOf(RetriableDeliveryError);
       expect(error.code).toBe('provider_invalid_response');
+      expect(error.httpStatus).toBe(status);
     });
 
     it('a 2xx body that quotes the notification is not quoted in the error', async () => {
@@ -167,6 +168,7 @@ describe('WebhookProviderAdapter against a local HTTP server', () => {
       expect(error).toBeInstanceOf(NonRetriableDeliveryError);
       expect(error.code).toBe('http_400');
       expect(error.message).toBe('webhook answered HTTP 400');
+      expect(error.httpStatus).toBe(400);
       expectNoPersonalData(error, message);
     });
 
@@ -190,6 +192,7 @@ describe('WebhookProviderAdapter against a local HTTP server', () => {
       const error = await rejectionOf(adapter.send(message, contextFor(message)));
       expect(error).toBeInstanceOf(RetriableDeliveryError);
       expect(error.code).toBe(`http_${status}`);
+      expect(error.httpStatus).toBe(status);
     });
 
     it('429 with Retry-After in seconds → ThrottledDeliveryError with that delay', async () => {

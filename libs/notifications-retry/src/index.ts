@@ -34,6 +34,7 @@ export {
 } from './providers/provider-adapter';
 export { NotificationProvider } from './providers/notification-provider.decorator';
 export { DeliveryError } from './providers/errors/delivery.error';
+export type { DeliveryErrorOptions } from './providers/errors/delivery-error-options';
 export { RetriableDeliveryError } from './providers/errors/retriable-delivery.error';
 export { NonRetriableDeliveryError } from './providers/errors/non-retriable-delivery.error';
 export { ThrottledDeliveryError } from './providers/errors/throttled-delivery.error';

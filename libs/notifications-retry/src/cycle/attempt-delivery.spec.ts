@@ -437,6 +437,33 @@ describe('attemptDelivery', () => {
       expect(errorMessage).toContain('is unreachable');
     });
 
+    // A body with what JSON escapes: quotes, a line break, a non-ASCII letter.
+    const quoting: OutgoingNotification = {
+      ...message,
+      subject: 'Your "March" statement',
+      body: 'Hello Alice,\nyour "March" statement of account 4411 is ready (résumé attached).',
+    };
+    it.each([
+      ['URL-encoded', `bad to=${encodeURIComponent(ADDRESS)}`],
+      ['JSON-escaped', `bad request ${JSON.stringify({ body: quoting.body })}`],
+      ['JSON-encoded twice', `bad ${JSON.stringify(JSON.stringify({ subject: quoting.subject }))}`],
+      ['cut to its first 40 characters', `content "${quoting.body.slice(0, 40)}..." rejected`],
+      ['upper-cased', `TEMPLATE ${quoting.subject!.toUpperCase()} MISSING`],
+    ])('redacts a value echoed %s', async (_label, text) => {
+      const outcome = await attemptDelivery(
+        rejecting(new NonRetriableDeliveryError('content_rejected', text)),
+        quoting,
+        TIMEOUT_MS,
+      );
+      const errorMessage = (outcome as { errorMessage: string }).errorMessage.toLowerCase();
+      for (const value of [quoting.recipientAddress, quoting.subject!, quoting.body]) {
+        for (let i = 0; i + 8 <= value.length; i++) {
+          expect(errorMessage).not.toContain(value.slice(i, i + 8).toLowerCase());
+        }
+      }
+      expect(errorMessage).toContain('[redacted]');
+    });
+
     it('redacts a device token echoed by a push provider', async () => {
       const token = 'fcm:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx';
       const push: OutgoingNotification = { ...message, channel: 'push', recipientAddress: token };
@@ -452,6 +479,176 @@ describe('attemptDelivery', () => {
       expect(errorMessage).toContain('is not registered');
     });
   });
+});
+
+describe('attemptDelivery: personal data in codes and message ids', () => {
+  const TOKEN = 'fcm:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx';
+  const push: OutgoingNotification = { ...message, channel: 'push', recipientAddress: TOKEN };
+  const sms: OutgoingNotification = {
+    ...message,
+    channel: 'sms',
+    recipientAddress: '+447700900123',
+  };
+  const sent = (id: string): FakeAdapter =>
+    new FakeAdapter(() => Promise.resolve({ providerMessageId: id }));
+
+  it.each<[string, DeliveryError, string, string]>([
+    [
+      'a non-retriable',
+      new NonRetriableDeliveryError(TOKEN, 'unregistered'),
+      'non-retriable',
+      'provider_rejected',
+    ],
+    ['a retriable', new RetriableDeliveryError(TOKEN, 'try later'), 'retriable', 'provider_error'],
+    [
+      'a throttled',
+      new ThrottledDeliveryError(1_000, TOKEN, 'slow down'),
+      'throttled',
+      'provider_throttled',
+    ],
+  ])('replaces %s error code equal to the push token', async (_label, error, kind, fallback) => {
+    const outcome = await attemptDelivery(rejecting(error), push, 1_000);
+    expect(outcome).toMatchObject({ kind, errorCode: fallback });
+  });
+
+  it('replaces a code holding half the push token', async () => {
+    const error = new NonRetriableDeliveryError(`bad_${TOKEN.slice(20)}`, 'unregistered');
+    const outcome = await attemptDelivery(rejecting(error), push, 1_000);
+    expect(outcome).toMatchObject({ errorCode: 'provider_rejected' });
+  });
+
+  it.each(['447700900123', '+447700900123', '0044-7700-900123'])(
+    "replaces a code equal to the row's phone number (%s)",
+    async (code) => {
+      const outcome = await attemptDelivery(
+        rejecting(new RetriableDeliveryError(code)),
+        sms,
+        1_000,
+      );
+      expect(outcome).toMatchObject({ kind: 'retriable', errorCode: 'provider_error' });
+      expect(JSON.stringify(outcome)).not.toContain('7700');
+    },
+  );
+
+  it('replaces a code that is some other phone number', async () => {
+    const outcome = await attemptDelivery(
+      rejecting(new NonRetriableDeliveryError('15551234567')),
+      message,
+      1_000,
+    );
+    expect(outcome).toMatchObject({ errorCode: 'provider_rejected' });
+  });
+
+  it('replaces a code holding the upper-cased address', async () => {
+    const outcome = await attemptDelivery(
+      rejecting(new NonRetriableDeliveryError('INVALID_ALICE.SMITH', 'bad mailbox')),
+      message,
+      1_000,
+    );
+    expect(outcome).toMatchObject({ errorCode: 'provider_rejected' });
+  });
+
+  it('keeps a plain code and the message built from it', async () => {
+    const outcome = await attemptDelivery(
+      rejecting(new NonRetriableDeliveryError('invalid_number')),
+      sms,
+      1_000,
+    );
+    expect(outcome).toEqual({
+      kind: 'non-retriable',
+      errorCode: 'invalid_number',
+      errorMessage: 'invalid_number',
+    });
+  });
+
+  it.each([
+    ['the address', `msg-${ADDRESS}-1718000000`],
+    ['the URL-encoded address', `msg-${encodeURIComponent(ADDRESS)}-1718000000`],
+    ['the upper-cased address', `MSG-${ADDRESS.toUpperCase()}`],
+    ['half the subject', `queued:${SUBJECT.slice(0, 10)}`],
+  ])('replaces a message id carrying %s by a stand-in derived from it', async (_label, id) => {
+    const outcome = await attemptDelivery(sent(id), message, 1_000);
+    expect(outcome.kind).toBe('sent');
+    const stored = outcome.kind === 'sent' ? outcome.providerMessageId : '';
+    expect(stored).toMatch(/^redacted:[0-9a-f]{16}$/);
+    expect(stored.toLowerCase()).not.toContain('alice');
+    // The same id gives the same stand-in (operators can correlate), another id another one.
+    await expect(attemptDelivery(sent(id), message, 1_000)).resolves.toEqual(outcome);
+    await expect(attemptDelivery(sent(`${id}x`), message, 1_000)).resolves.not.toEqual(outcome);
+  });
+
+  it('replaces a message id equal to the push token', async () => {
+    const outcome = await attemptDelivery(sent(TOKEN), push, 1_000);
+    expect(outcome).toEqual({
+      kind: 'sent',
+      providerMessageId: expect.stringMatching(/^redacted:/),
+    });
+  });
+
+  it.each([
+    '<20260314120000.4f1c@mx.provider.example>',
+    '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0',
+    '1718000000123',
+  ])('keeps an ordinary message id that only looks like an address or a number: %p', async (id) => {
+    await expect(attemptDelivery(sent(id), message, 1_000)).resolves.toEqual({
+      kind: 'sent',
+      providerMessageId: id,
+    });
+  });
+});
+
+describe('attemptDelivery: the HTTP status of a delivery error', () => {
+  it.each<[string, DeliveryError, string]>([
+    [
+      'a retriable',
+      new RetriableDeliveryError('http_503', 'upstream down', { httpStatus: 503 }),
+      'HTTP 503: upstream down',
+    ],
+    [
+      'a non-retriable',
+      new NonRetriableDeliveryError('http_400', 'bad request', { httpStatus: 400 }),
+      'HTTP 400: bad request',
+    ],
+    [
+      'a throttled',
+      new ThrottledDeliveryError(5_000, 'http_429', 'slow down', { httpStatus: 429 }),
+      'HTTP 429: slow down',
+    ],
+  ])('prefixes the stored message of %s error with its status', async (_label, error, stored) => {
+    const outcome = await attemptDelivery(rejecting(error), message, 1_000);
+    expect(outcome).toMatchObject({ errorMessage: stored });
+  });
+
+  it('exposes the status on the error, and none when not given', () => {
+    expect(new RetriableDeliveryError('x', 'y', { httpStatus: 502 }).httpStatus).toBe(502);
+    expect(new RetriableDeliveryError('x').httpStatus).toBeUndefined();
+    const cause = new Error('socket');
+    const withCause = new NonRetriableDeliveryError('x', 'y', { cause, httpStatus: 404 });
+    expect(withCause.cause).toBe(cause);
+    expect(withCause.httpStatus).toBe(404);
+  });
+
+  it('redacts the text after the prefix', async () => {
+    const error = new NonRetriableDeliveryError(
+      'http_422',
+      `{"error":"invalid to","to":"${ADDRESS.replace('@', '\\u0040')}"}`,
+      { httpStatus: 422 },
+    );
+    const outcome = await attemptDelivery(rejecting(error), message, 1_000);
+    const errorMessage = (outcome as { errorMessage: string }).errorMessage;
+    expect(errorMessage).toMatch(/^HTTP 422: \{"error":"invalid to","to":"\[redacted\]"\}$/);
+  });
+
+  it.each([0, 42, 600, 503.5, Number.NaN, '503'])(
+    'stores no prefix for a status that is not one (%p)',
+    async (status) => {
+      const error = new RetriableDeliveryError('provider_5xx', 'upstream down', {
+        httpStatus: status as number,
+      });
+      const outcome = await attemptDelivery(rejecting(error), message, 1_000);
+      expect(outcome).toMatchObject({ errorMessage: 'upstream down' });
+    },
+  );
 });
 
 describe('attemptDelivery: values that must not fail the row write', () => {

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { DeliveryError } from '../providers/errors/delivery.error';
 import { ThrottledDeliveryError } from '../providers/errors/throttled-delivery.error';
 import type { OutgoingNotification, ProviderAdapter } from '../providers/provider-adapter';
+import { containsPersonalData } from '../privacy/contains-personal-data';
 import { redactPersonalData } from '../privacy/redact-personal-data';
 import type { AttemptOutcome } from './attempt-outcome';
 
@@ -14,9 +16,27 @@ class WorkerInterrupt extends Error {}
 // Codes go to last_error_code, events, alerts and metric labels: short identifiers only.
 const ERROR_CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
-/** An adapter's error code if it is a plain identifier; anything else (an address in a code) is replaced. */
-function safeCode(code: string, fallback: string): string {
-  return ERROR_CODE.test(code) ? code : fallback;
+/**
+ * An adapter's error code if it is a plain identifier free of personal data;
+ * anything else is replaced: an address, a push token or a phone number is a
+ * plain identifier too, and adapters do pass them as codes.
+ */
+function safeCode(code: string, fallback: string, message: OutgoingNotification): string {
+  return ERROR_CODE.test(code) && !containsPersonalData(code, message) ? code : fallback;
+}
+
+const MIN_HTTP_STATUS = 100;
+const MAX_HTTP_STATUS = 599;
+
+/** `HTTP 503: ` for an error that carries a real status, nothing otherwise. */
+function httpStatusPrefix(error: DeliveryError): string {
+  const status: unknown = error.httpStatus;
+  return typeof status === 'number' &&
+    Number.isInteger(status) &&
+    status >= MIN_HTTP_STATUS &&
+    status <= MAX_HTTP_STATUS
+    ? `HTTP ${status}: `
+    : '';
 }
 
 /** An answer that came after the channel timeout had fired the adapter's signal. */
@@ -118,7 +138,7 @@ export async function attemptDelivery(
         errorMessage: 'provider adapter returned no providerMessageId',
       };
     }
-    return { kind: 'sent', providerMessageId: storableMessageId(providerMessageId) };
+    return { kind: 'sent', providerMessageId: storableMessageId(providerMessageId, message) };
   } catch (error) {
     if (
       error instanceof WorkerInterrupt ||
@@ -158,30 +178,51 @@ export async function attemptDelivery(
 /** Longer ids are cut: a provider's message id is a reference, not a payload. */
 export const MAX_PROVIDER_MESSAGE_ID_LENGTH = 1_000;
 
+const REDACTED_MESSAGE_ID_PREFIX = 'redacted:';
+const REDACTED_MESSAGE_ID_HASH_LENGTH = 16;
+
 /**
  * The message was delivered, so its id must not be what fails the row's write:
  * PostgreSQL text cannot hold NUL (the UPDATE would fail, and the delivered row
  * be sent again), so NUL becomes U+FFFD, and the length is capped.
+ *
+ * An id that carries the row's address, subject or body (some providers build
+ * ids from the recipient) is replaced by `redacted:` and 16 hex digits of
+ * SHA-256 over the notification id, a NUL and the provider's id: never empty,
+ * the same for the same answer, and an operator holding the provider's id (its
+ * dashboard) and the notification id can compute it to find the row. The
+ * notification id is in the hash so that the stand-in is not the bare hash of
+ * an address (a hashed e-mail address is itself an identifier that tables map
+ * back). Shapes (long numbers, `x@y.z`) are not held against ids: many ids are
+ * long numbers or `<…@host>` Message-IDs, and a phone number or address in one
+ * is the row's, which is found.
  */
-function storableMessageId(id: string): string {
-  return id.replaceAll('\u0000', '\uFFFD').slice(0, MAX_PROVIDER_MESSAGE_ID_LENGTH);
+function storableMessageId(id: string, message: OutgoingNotification): string {
+  const storable = id.replaceAll('\u0000', '\uFFFD').slice(0, MAX_PROVIDER_MESSAGE_ID_LENGTH);
+  if (!containsPersonalData(storable, message, { shapes: false })) return storable;
+  const digest = createHash('sha256').update(message.id).update('\u0000').update(id).digest('hex');
+  return `${REDACTED_MESSAGE_ID_PREFIX}${digest.slice(0, REDACTED_MESSAGE_ID_HASH_LENGTH)}`;
 }
 
 function classifyFailure(error: unknown, message: OutgoingNotification): AttemptOutcome {
   const safe = (text: string): string => redactPersonalData(text, message);
+  // What is stored of a provider's error: a code, the HTTP status where there is one, a redacted text.
+  const stored = (error: DeliveryError): string =>
+    `${httpStatusPrefix(error)}${safe(error.message)}`;
   if (error instanceof ThrottledDeliveryError) {
     return {
       kind: 'throttled',
       retryAfterMs: error.retryAfterMs,
-      errorCode: safeCode(error.code, 'provider_throttled'),
-      errorMessage: safe(error.message),
+      errorCode: safeCode(error.code, 'provider_throttled', message),
+      errorMessage: stored(error),
     };
   }
   if (error instanceof DeliveryError) {
+    const fallback = error.retriable ? 'provider_error' : 'provider_rejected';
     return {
       kind: error.retriable ? 'retriable' : 'non-retriable',
-      errorCode: safeCode(error.code, error.retriable ? 'provider_error' : 'provider_rejected'),
-      errorMessage: safe(error.message),
+      errorCode: safeCode(error.code, fallback, message),
+      errorMessage: stored(error),
     };
   }
   if (error instanceof Error) {

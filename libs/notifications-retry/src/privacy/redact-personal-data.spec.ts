@@ -1,6 +1,34 @@
+import { containsPersonalData } from './contains-personal-data';
 import { redactPersonalData, type PersonalValues } from './redact-personal-data';
 
 const REDACTED = '[redacted]';
+
+/** Every 8-character run of `value` that `text` holds, ignoring case and `+` for a space. */
+function runsOf(value: string, text: string): string[] {
+  const fold = (s: string): string => s.toLowerCase().replace(/[+\s]/g, ' ');
+  const haystack = fold(text);
+  const needle = fold(value);
+  const found: string[] = [];
+  for (let i = 0; i + 8 <= needle.length; i++) {
+    const run = needle.slice(i, i + 8);
+    if (haystack.includes(run)) found.push(run);
+  }
+  return found;
+}
+
+function expectNoRunOf(values: PersonalValues, text: string): void {
+  for (const value of [values.recipientAddress, values.subject, values.body]) {
+    if (value) expect(runsOf(value, text)).toEqual([]);
+  }
+}
+
+/** JSON.stringify with every non-ASCII character as \uXXXX, as many JSON encoders write it. */
+function jsonAscii(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
 
 describe('redactPersonalData', () => {
   describe("the row's own values", () => {
@@ -32,9 +60,10 @@ describe('redactPersonalData', () => {
     });
 
     it('treats the values literally, not as patterns', () => {
-      const values: PersonalValues = { recipientAddress: 'a.b+c(1)*[x]?' };
-      expect(redactPersonalData('bad a.b+c(1)*[x]? here; aXb+c(1)*[x]? stays', values)).toBe(
-        `bad ${REDACTED} here; aXb+c(1)*[x]? stays`,
+      // As a regular expression the value would match "aXbbbx" too.
+      const values: PersonalValues = { recipientAddress: 'a.b+c*[x]' };
+      expect(redactPersonalData('bad a.b+c*[x] here; aXbbbx stays', values)).toBe(
+        `bad ${REDACTED} here; aXbbbx stays`,
       );
     });
 
@@ -65,6 +94,191 @@ describe('redactPersonalData', () => {
       };
       const out = redactPersonalData(`bad content: ${values.body}`, values);
       expect(out).not.toContain('Camden depot');
+    });
+  });
+
+  // Providers echo the request in whatever encoding they received or log it in: the row's values
+  // must be found in each of them, and in any 8-character piece of them.
+  describe("the row's values echoed in another form", () => {
+    const email: PersonalValues = {
+      recipientAddress: 'bob.smith@example.com',
+      subject: 'Your parcel is on its way',
+      body: 'Dear Bob, your parcel "X-42" ships\ttoday to 221B Baker Street,\ncafé corner.',
+    };
+    const token = 'fcm:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx';
+    const push: PersonalValues = { recipientAddress: token, subject: null, body: 'Ping' };
+
+    it('removes a URL-encoded address (%40)', () => {
+      const out = redactPersonalData('rejected to=bob.smith%40example.com&ref=9', email);
+      expectNoRunOf(email, out);
+      expect(out).not.toMatch(/bob|smith/i);
+      expect(out).toContain(REDACTED);
+      expect(out).toContain('&ref=9');
+    });
+
+    it('removes a form-encoded subject (+ for a space, %XX for the rest)', () => {
+      const out = redactPersonalData('bad field subject=Your+parcel+is+on+its+way%21', email);
+      expectNoRunOf(email, out);
+      expect(out).toContain('bad field subject=');
+    });
+
+    it('removes a JSON-escaped body (\\", \\n, \\t, \\u00e9)', () => {
+      const echoed = jsonAscii({ to: email.recipientAddress, body: email.body });
+      expect(echoed).toContain('\\"X-42\\"');
+      expect(echoed).toContain('\\u00e9');
+      const out = redactPersonalData(`400 Bad Request: ${echoed}`, email);
+      expectNoRunOf(email, out);
+      expect(out).not.toMatch(/baker|parcel|caf/i);
+      expect(out).toContain('400 Bad Request');
+    });
+
+    it('removes a body JSON-encoded twice', () => {
+      const echoed = jsonAscii(jsonAscii({ message: { body: email.body } }));
+      expect(echoed).toContain('\\\\\\"X-42');
+      const out = redactPersonalData(`gateway error ${echoed}`, email);
+      expectNoRunOf(email, out);
+      expect(out).not.toMatch(/baker|parcel/i);
+      expect(out).toContain('gateway error');
+    });
+
+    it('removes JSON-escaped slashes and backslashes', () => {
+      const values: PersonalValues = { body: 'see https://example.com/a\\b/private-page' };
+      const out = redactPersonalData(
+        `rejected "see https:\\/\\/example.com\\/a\\\\b\\/private-page"`,
+        values,
+      );
+      expectNoRunOf(values, out);
+    });
+
+    it('removes an address written with HTML entities', () => {
+      for (const echoed of [
+        'bob.smith&#64;example.com',
+        'bob.smith&#x40;example.com',
+        'bob.smith&commat;example.com',
+      ]) {
+        const out = redactPersonalData(`<p>unknown user ${echoed}</p>`, email);
+        expectNoRunOf(email, out);
+        expect(out).toContain('unknown user');
+      }
+      const values: PersonalValues = { subject: 'Fish & Chips for two' };
+      const out = redactPersonalData('bad subject: Fish &amp; Chips for two', values);
+      expectNoRunOf(values, out);
+    });
+
+    it('removes the first 40 characters of a body', () => {
+      const out = redactPersonalData(
+        `content rejected: "${email.body!.slice(0, 40)}..." (policy 7)`,
+        email,
+      );
+      expectNoRunOf(email, out);
+      expect(out).toMatch(/^content rejected: "\[redacted\]\.\.\." \(policy 7\)$/);
+    });
+
+    it('removes the last part of a body', () => {
+      const out = redactPersonalData(`...${email.body!.slice(-20)}`, email);
+      expectNoRunOf(email, out);
+    });
+
+    it('removes an upper-cased subject', () => {
+      const out = redactPersonalData(`TEMPLATE "${email.subject!.toUpperCase()}" NOT FOUND`, email);
+      expectNoRunOf(email, out);
+      expect(out).toBe(`TEMPLATE "${REDACTED}" NOT FOUND`);
+    });
+
+    it('removes a lower-cased address', () => {
+      const values: PersonalValues = { recipientAddress: 'Device-Token-ABCdef123XYZ' };
+      const out = redactPersonalData('no such token device-token-abcdef123xyz', values);
+      expect(out).toBe(`no such token ${REDACTED}`);
+    });
+
+    it('removes half a push token, either half', () => {
+      const half = token.length / 2;
+      for (const piece of [token.slice(0, half), token.slice(half)]) {
+        const out = redactPersonalData(`token ...${piece}... is not registered`, push);
+        expect(runsOf(token, out)).toEqual([]);
+        expect(out).toBe(`token ...${REDACTED}... is not registered`);
+      }
+    });
+
+    // Every 8-character run of this name holds a letter that the encodings below escape: only
+    // decoding finds it.
+    describe('a value that no encoded form shows 8 characters of', () => {
+      const name = 'Ærøskøbing Ålesund Ñuñoa';
+      const values: PersonalValues = { subject: name };
+      const htmlEncoded = name.replace(/[^\x20-\x7e]/g, (c) => `&#${c.charCodeAt(0)};`);
+      it.each([
+        ['URL-encoded', encodeURIComponent(name), REDACTED],
+        ['JSON-escaped', jsonAscii(name), `"${REDACTED}"`],
+        ['JSON-encoded twice', jsonAscii(jsonAscii(name)), `""${REDACTED}""`],
+        [
+          'URL-encoded, then JSON-encoded',
+          jsonAscii({ q: encodeURIComponent(name) }),
+          `{"q":"${REDACTED}"}`,
+        ],
+        ['HTML-encoded', htmlEncoded, REDACTED],
+      ])('%s', (_label, echoed, stored) => {
+        expect(runsOf(name, echoed)).toEqual([]);
+        const out = redactPersonalData(`unknown template ${echoed}`, values);
+        expect(out).toBe(`unknown template ${stored}`);
+        expect(containsPersonalData(`x${echoed}`, values)).toBe(true);
+      });
+    });
+
+    it('removes any 8-character slice of the address, but keeps a 7-character one', () => {
+      expect(redactPersonalData(`bad ${token.slice(10, 18)} x`, push)).toBe(`bad ${REDACTED} x`);
+      expect(redactPersonalData(`bad ${token.slice(10, 17)} x`, push)).toBe(
+        `bad ${token.slice(10, 17)} x`,
+      );
+    });
+
+    it("keeps the notification's own id, which a body may hold and providers echo", () => {
+      const id = '6f1d2c3b-8a7e-4c0d-9b5a-1e2f3a4b5c6d';
+      const values: PersonalValues = { ...email, body: `Track it: https://t.example/${id}`, id };
+      expect(redactPersonalData(`duplicate idempotency key ${id}`, values)).toBe(
+        `duplicate idempotency key ${id}`,
+      );
+      expect(redactPersonalData(`bad link https://t.example/${id}`, values)).toBe(
+        // the space before "https" is part of a run of the body too
+        `bad link${REDACTED}${id}`,
+      );
+      expect(containsPersonalData(`msg-${id}`, values)).toBe(false);
+      expect(containsPersonalData(`msg-${id.slice(0, 8)}`, values)).toBe(true);
+      // "-6f1d2c3" is a run of this address, but here its digits are the id's.
+      const address: PersonalValues = { recipientAddress: `person-${id.slice(0, 8)}@x.test`, id };
+      expect(containsPersonalData(`scripted-${id}`, address, { shapes: false })).toBe(false);
+    });
+
+    it('stores the decoded text, so that what an operator reads is what was checked', () => {
+      expect(redactPersonalData('reason=quota%20exceeded \\"daily\\"', email)).toBe(
+        'reason=quota exceeded "daily"',
+      );
+    });
+
+    it('scans a bounded prefix of a huge error text, and still redacts in it', () => {
+      const huge = `${email.body} ${'x'.repeat(100_000)}`;
+      const started = performance.now();
+      const out = redactPersonalData(huge, email);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      expectNoRunOf(email, out);
+      expect(out.length).toBeLessThanOrEqual(501);
+    });
+
+    it('drops what is left of an address cut at the scan bound, even where decoding shrank the text', () => {
+      // URL-encoded three times, each € takes 21 characters: the bound falls within what is stored.
+      const euros = '%2525E2%252582%2525AC'.repeat(389);
+      const text = `${euros}zzz someone.else@exampl`;
+      expect(text.length).toBe(8_192);
+      const out = redactPersonalData(`${text}e.org is unknown`);
+      expect(out).toBe(`${'€'.repeat(389)}zzz …`);
+    });
+
+    it('stays fast with a 100 KB body', () => {
+      const body = Array.from({ length: 10_000 }, (_, i) => `w${i}rd `).join('');
+      const values: PersonalValues = { ...email, body };
+      const started = performance.now();
+      const out = redactPersonalData(`rejected: ${body.slice(50_000, 50_100)}`, values);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      expectNoRunOf({ body: body.slice(50_000, 50_100) }, out);
     });
   });
 
@@ -159,5 +373,87 @@ describe('redactPersonalData', () => {
 
   it('replaces NUL, which a PostgreSQL text column refuses, with U+FFFD', () => {
     expect(redactPersonalData('bad\u0000thing\u0000')).toBe('bad\uFFFDthing\uFFFD');
+  });
+});
+
+describe('containsPersonalData', () => {
+  const token = 'fcm:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx';
+  const push: PersonalValues = {
+    recipientAddress: token,
+    subject: 'Price alert',
+    body: 'ACME is up 5 %',
+  };
+  const sms: PersonalValues = {
+    recipientAddress: '+447700900123',
+    subject: null,
+    body: 'Code 1234',
+  };
+  const email: PersonalValues = {
+    recipientAddress: 'bob.smith@example.com',
+    subject: 'Your parcel is on its way',
+    body: 'Dear Bob, your parcel ships today.',
+  };
+
+  it('finds a code equal to a push token', () => {
+    expect(containsPersonalData(token, push)).toBe(true);
+    expect(containsPersonalData(token.toUpperCase(), push)).toBe(true);
+  });
+
+  it('finds a code holding half a push token', () => {
+    expect(containsPersonalData(`bad_${token.slice(token.length / 2)}`, push)).toBe(true);
+  });
+
+  it("finds a code equal to a phone number: the row's, and any other", () => {
+    expect(containsPersonalData('447700900123', sms)).toBe(true);
+    expect(containsPersonalData('+447700900123', sms)).toBe(true);
+    expect(containsPersonalData('15551234567', email)).toBe(true);
+  });
+
+  it('finds a message id that carries the address, in plain or encoded form', () => {
+    expect(containsPersonalData('msg-bob.smith@example.com-1718000000', email)).toBe(true);
+    expect(containsPersonalData('msg-bob.smith%40example.com-1718000000', email)).toBe(true);
+    expect(containsPersonalData('msg-BOB.SMITH-1718000000', email)).toBe(true);
+  });
+
+  it('finds the whole of a short value, and a value JSON-encoded twice', () => {
+    // "Hi Bob" is shorter than a run: only the whole value counts.
+    expect(containsPersonalData('greeting:hi bob', { subject: 'Hi Bob' })).toBe(true);
+    expect(containsPersonalData('greeting:hi_bob', { subject: 'Hi Bob' })).toBe(false);
+    const twice = JSON.stringify(JSON.stringify({ s: email.subject }));
+    expect(containsPersonalData(twice, email)).toBe(true);
+  });
+
+  it('finds any e-mail address', () => {
+    expect(containsPersonalData('someone.else@example.org', email)).toBe(true);
+  });
+
+  it.each([
+    'http_503',
+    'provider_rejected',
+    'invalid_token',
+    'quota.exceeded:daily',
+    'sg-42',
+    'E1234',
+  ])('does not flag an ordinary code: %p', (code) => {
+    expect(containsPersonalData(code, email)).toBe(false);
+    expect(containsPersonalData(code, push)).toBe(false);
+  });
+
+  describe('{ shapes: false } (provider message ids)', () => {
+    it.each([
+      '14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0',
+      '<20260314120000.4f1c@mx.provider.example>',
+      'projects/acme/messages/0:1500415314455276%31bd1c9631bd1c96',
+      '1718000000123',
+    ])('keeps an id that only looks like a number or an address: %p', (id) => {
+      expect(containsPersonalData(id, email, { shapes: false })).toBe(false);
+      expect(containsPersonalData(id, email)).toBe(true);
+    });
+
+    it("still finds the row's own values", () => {
+      expect(containsPersonalData('id-bob.smith@example.com', email, { shapes: false })).toBe(true);
+      expect(containsPersonalData(`id-${token}`, push, { shapes: false })).toBe(true);
+      expect(containsPersonalData('sms-447700900123', sms, { shapes: false })).toBe(true);
+    });
   });
 });

@@ -1,6 +1,8 @@
 import { DeliveryError } from '../providers/errors/delivery.error';
 import { ThrottledDeliveryError } from '../providers/errors/throttled-delivery.error';
 import type { OutgoingNotification } from '../providers/provider-adapter';
+import { containsPersonalData } from '../privacy/contains-personal-data';
+import type { PersonalValues } from '../privacy/personal-values';
 import { describeThrown } from './describe-thrown';
 import type { ResolvedContractOptions } from './provider-adapter-contract-options';
 import type {
@@ -210,12 +212,19 @@ function codeProblem(error: DeliveryError): string | null {
     : `threw ${error.constructor.name} without a code: operators read last_error_code`;
 }
 
+/**
+ * By the worker's rules (any 8-character run, any case, URL- and JSON-decoded):
+ * what the worker would redact or replace is what the adapter should not have
+ * put there. Shapes are not counted: an adapter's own texts may name addresses.
+ */
 function personalValuesIn(error: Error, message: OutgoingNotification): string[] {
   const code: unknown = (error as { code?: unknown }).code;
   const text = `${error.message}\n${typeof code === 'string' ? code : ''}`;
+  const holds = (value: PersonalValues): boolean =>
+    containsPersonalData(text, { ...value, id: message.id }, { shapes: false });
   const found: string[] = [];
-  if (text.includes(message.recipientAddress)) found.push('recipient address');
-  if (message.subject !== null && text.includes(message.subject)) found.push('subject');
-  if (text.includes(message.body)) found.push('body');
+  if (holds({ recipientAddress: message.recipientAddress })) found.push('recipient address');
+  if (holds({ subject: message.subject })) found.push('subject');
+  if (holds({ body: message.body })) found.push('body');
   return found;
 }

@@ -1,4 +1,5 @@
 import { NotificationsRetryError } from '../../errors/notifications-retry.error';
+import type { DeliveryErrorOptions } from './delivery-error-options';
 
 /**
  * What a provider adapter throws when a send did not go through. The subclass
@@ -7,12 +8,15 @@ import { NotificationsRetryError } from '../../errors/notifications-retry.error'
  */
 export abstract class DeliveryError extends NotificationsRetryError {
   abstract readonly retriable: boolean;
+  /** The provider's HTTP status, when it answered with one; stored as `HTTP 503: <text>`. */
+  readonly httpStatus: number | undefined;
 
   protected constructor(
     readonly code: string,
     message: string,
-    options?: ErrorOptions,
+    options?: DeliveryErrorOptions,
   ) {
     super(message, options);
+    this.httpStatus = options?.httpStatus;
   }
 }

@@ -1,4 +1,5 @@
 import { DeliveryError } from './delivery.error';
+import type { DeliveryErrorOptions } from './delivery-error-options';
 
 /**
  * The provider asked us to slow down (HTTP 429). The attempt does not count:
@@ -11,7 +12,7 @@ export class ThrottledDeliveryError extends DeliveryError {
     readonly retryAfterMs: number | null = null,
     code = 'provider_throttled',
     message: string = code,
-    options?: ErrorOptions,
+    options?: DeliveryErrorOptions,
   ) {
     super(code, message, options);
   }

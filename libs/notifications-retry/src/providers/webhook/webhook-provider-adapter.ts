@@ -92,7 +92,7 @@ export abstract class WebhookProviderAdapter extends ProviderAdapter {
         : new RetriableDeliveryError(
             'provider_invalid_response',
             `webhook answered HTTP ${response.status} but its body could not be read`,
-            { cause: error },
+            { cause: error, httpStatus: response.status },
           );
     }
     let parsed: unknown;
@@ -107,6 +107,7 @@ export abstract class WebhookProviderAdapter extends ProviderAdapter {
     throw new RetriableDeliveryError(
       'provider_invalid_response',
       `webhook answered HTTP ${response.status} without a message id in "${this.messageIdField}"`,
+      { httpStatus: response.status },
     );
   }
 }

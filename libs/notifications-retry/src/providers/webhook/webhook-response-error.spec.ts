@@ -54,6 +54,14 @@ describe('webhookResponseError', () => {
     expect(error).toBeInstanceOf(RetriableDeliveryError);
   });
 
+  it.each([301, 400, 404, 409, 429, 500, 503])(
+    '%p: the error carries the status, which the worker stores before the text',
+    (status) => {
+      expect(webhookResponseError(status, null, NOW).httpStatus).toBe(status);
+      expect(webhookResponseError(status, '5', NOW).httpStatus).toBe(status);
+    },
+  );
+
   it('the message is the status and a short reason only', () => {
     expect(webhookResponseError(400, null, NOW).message).toBe('webhook answered HTTP 400');
     expect(webhookResponseError(429, '5', NOW).message).toBe(

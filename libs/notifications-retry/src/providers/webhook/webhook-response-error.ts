@@ -25,21 +25,26 @@ export function webhookResponseError(
   const answered = `webhook answered HTTP ${status}`;
   const retryAfterMs = parseRetryAfterMs(retryAfterHeader, nowMs);
   const retryAfterText = retryAfterMs === null ? '' : ` (retry after ${retryAfterMs} ms)`;
+  const options = { httpStatus: status };
 
   // A 503 that says when to come back is the provider pacing us, like a 429:
   // the attempt should not count against the notification.
   if (status === 429 || (status === 503 && retryAfterMs !== null)) {
-    return new ThrottledDeliveryError(retryAfterMs, code, `${answered}${retryAfterText}`);
+    return new ThrottledDeliveryError(retryAfterMs, code, `${answered}${retryAfterText}`, options);
   }
   if (status >= 500 || RETRIABLE_CLIENT_ERRORS.has(status)) {
-    return new RetriableDeliveryError(code, answered);
+    return new RetriableDeliveryError(code, answered, options);
   }
   if (status >= 300 && status < 400) {
     // Redirects are not followed: a redirected POST may lose its body, and its
     // credentials would go wherever the Location header points.
-    return new NonRetriableDeliveryError(code, `${answered} (a redirect: configure the final URL)`);
+    return new NonRetriableDeliveryError(
+      code,
+      `${answered} (a redirect: configure the final URL)`,
+      options,
+    );
   }
-  if (status >= 400) return new NonRetriableDeliveryError(code, answered);
+  if (status >= 400) return new NonRetriableDeliveryError(code, answered, options);
   // Not reachable through fetch (1xx are not exposed, 2xx are successes); a guess must not lose the row.
-  return new RetriableDeliveryError(code, answered);
+  return new RetriableDeliveryError(code, answered, options);
 }

@@ -1,0 +1,224 @@
+import { decodeEchoedText } from './decode-echoed-text';
+import type { PersonalValues } from './personal-values';
+
+/**
+ * A run this long shared with the address, subject or body is theirs: long enough
+ * that ordinary words rarely make one by chance, short enough to catch a prefix
+ * ("the first 40 characters"), a suffix or half a token.
+ */
+export const PERSONAL_RUN_LENGTH = 8;
+/** Values shorter than a run are searched for whole, from this length; shorter ones are words. */
+export const MIN_WHOLE_VALUE_LENGTH = 4;
+
+// Seven or more digits, optionally grouped (a `+` too: a form-encoded space): phone and card numbers.
+const LONG_NUMBER = /\+?\d[\d\s().+-]{5,}\d/g;
+// Not part of an e-mail address as written in prose, JSON or a URL: `to=bob@x.org&y` is the address only.
+const NOT_IN_EMAIL = /[\s@"'<>(),;:=&?/\\[\]{}|]/;
+const FOLDED_SPACE = /[\s+]/g;
+// A noncharacter: stands in the folded text for the notification's id, which nothing may match.
+const NEVER_MATCHES = '\uFFFF';
+
+export interface PersonalDataRules {
+  /**
+   * Also anything shaped like an e-mail address or a phone number, whoever's it
+   * is. Right for free text; wrong for provider message ids, which are often
+   * long numbers or `<…@host>` Message-IDs.
+   */
+  readonly shapes: boolean;
+}
+
+/**
+ * Which characters of `text` are personal data, 1 per such position. `text`
+ * is expected decoded (`decodeEchoedText`). The row's values are found ignoring
+ * case, treating any whitespace and `+` alike, in any run of
+ * `PERSONAL_RUN_LENGTH` characters, as typed and decoded; a value shorter than a
+ * run only whole. The notification's id is kept wherever it occurs whole.
+ * Linear in the lengths of `text` and of the values.
+ */
+export function personalDataMarks(
+  text: string,
+  values: PersonalValues,
+  rules: PersonalDataRules,
+): Uint8Array {
+  const marks = new Uint8Array(text.length);
+  let key = foldForMatching(text);
+  const idSpans = spansOf(key, values.id);
+  // No run that reaches into the id can match: `msg-<id>` does not share `-6f1d2c3` with
+  // an address `person-6f1d2c3b@…`.
+  if (idSpans.length > 0) {
+    let masked = '';
+    let from = 0;
+    for (const [start, end] of idSpans) {
+      masked += `${key.slice(from, start)}${NEVER_MATCHES.repeat(end - start)}`;
+      from = end;
+    }
+    key = `${masked}${key.slice(from)}`;
+  }
+  let runs: TextRuns | undefined;
+  for (const value of [values.recipientAddress, values.subject, values.body]) {
+    if (typeof value !== 'string' || value.length < MIN_WHOLE_VALUE_LENGTH) continue;
+    // As typed and decoded: a body holding `a\"b` is echoed as either.
+    const decoded = decodeEchoedText(value);
+    const variants = [foldForMatching(value)];
+    if (decoded !== value) variants.push(foldForMatching(decoded));
+    for (const variant of variants) {
+      if (variant.length < PERSONAL_RUN_LENGTH) {
+        markEvery(key, variant, marks);
+      } else {
+        runs ??= new TextRuns(key);
+        runs.markSharedWith(variant, marks);
+      }
+    }
+  }
+  if (rules.shapes) {
+    markEmailAddresses(text, marks);
+    for (const match of text.matchAll(LONG_NUMBER)) {
+      marks.fill(1, match.index, match.index + match[0].length);
+    }
+  }
+  for (const [start, end] of idSpans) marks.fill(0, start, end);
+  return marks;
+}
+
+/**
+ * Lower case, one kind of space. One character for one, so that positions in
+ * the folded text are positions in the text.
+ */
+function foldForMatching(text: string): string {
+  const lower = text.toLowerCase();
+  if (lower.length === text.length) return lower.replace(FOLDED_SPACE, ' ');
+  // A few characters (İ) lower-case to two: keep those as they are.
+  let folded = '';
+  for (const char of text) {
+    const lowerChar = char.toLowerCase();
+    folded += lowerChar.length === char.length ? lowerChar : char;
+  }
+  return folded.replace(FOLDED_SPACE, ' ');
+}
+
+/** Where the notification's id occurs whole in the folded text. */
+function spansOf(key: string, id: string | null | undefined): Array<[number, number]> {
+  if (typeof id !== 'string' || id.length < PERSONAL_RUN_LENGTH) return [];
+  const needle = foldForMatching(id);
+  const spans: Array<[number, number]> = [];
+  for (let at = key.indexOf(needle); at !== -1; at = key.indexOf(needle, at + needle.length)) {
+    spans.push([at, at + needle.length]);
+  }
+  return spans;
+}
+
+function markEvery(key: string, needle: string, marks: Uint8Array): void {
+  for (let at = key.indexOf(needle); at !== -1; at = key.indexOf(needle, at + 1)) {
+    marks.fill(1, at, at + needle.length);
+  }
+}
+
+// A polynomial hash of a run, rolled one character at a time along a value: a 100 KB body is
+// then scanned without cutting 100,000 substrings out of it.
+const HASH_BASE = 0x01000193;
+const HASH_BASE_TO_LAST = Array.from({ length: PERSONAL_RUN_LENGTH - 1 }).reduce<number>(
+  (power) => Math.imul(power, HASH_BASE),
+  1,
+);
+
+// About eight slots per run of the text, so that few of a value's positions pass the filter.
+const FILTER_SLOTS_PER_RUN = 8;
+const MIN_FILTER_BITS = 6;
+const MAX_FILTER_BITS = 16;
+
+interface TextRun {
+  readonly run: string;
+  readonly positions: number[];
+}
+
+/** The runs of the text not yet found in a value, by hash, each with where it starts. */
+class TextRuns {
+  private readonly byHash = new Map<number, TextRun[]>();
+  /** Which hashes (folded to a few bits) the text has: most positions of a value stop here. */
+  private readonly filter: Uint8Array;
+  private readonly filterMask: number;
+  private remaining = 0;
+
+  constructor(key: string) {
+    const bits = Math.min(
+      MAX_FILTER_BITS,
+      Math.max(MIN_FILTER_BITS, Math.ceil(Math.log2(key.length * FILTER_SLOTS_PER_RUN + 1))),
+    );
+    this.filter = new Uint8Array(1 << bits);
+    this.filterMask = (1 << bits) - 1;
+    let hash = 0;
+    for (let at = 0; at < key.length; at++) {
+      hash = rollHash(
+        hash,
+        at >= PERSONAL_RUN_LENGTH ? key.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
+        key.charCodeAt(at),
+      );
+      if (at < PERSONAL_RUN_LENGTH - 1) continue;
+      const start = at - PERSONAL_RUN_LENGTH + 1;
+      const run = key.slice(start, at + 1);
+      this.filter[this.slot(hash)] = 1;
+      const bucket = this.byHash.get(hash);
+      const entry = bucket?.find((candidate) => candidate.run === run);
+      if (entry !== undefined) entry.positions.push(start);
+      else if (bucket !== undefined) bucket.push({ run, positions: [start] });
+      else this.byHash.set(hash, [{ run, positions: [start] }]);
+      if (entry === undefined) this.remaining++;
+    }
+  }
+
+  private slot(hash: number): number {
+    return (hash ^ (hash >>> 16)) & this.filterMask;
+  }
+
+  /**
+   * Marks every run of the text that also occurs in `value`. A run found is
+   * forgotten, so that each position is marked once however often the value
+   * repeats it: linear, even for a 100 KB body of one repeated letter.
+   */
+  markSharedWith(value: string, marks: Uint8Array): void {
+    let hash = 0;
+    for (let at = 0; at < value.length && this.remaining > 0; at++) {
+      hash = rollHash(
+        hash,
+        at >= PERSONAL_RUN_LENGTH ? value.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
+        value.charCodeAt(at),
+      );
+      if (at < PERSONAL_RUN_LENGTH - 1 || this.filter[this.slot(hash)] === 0) continue;
+      const bucket = this.byHash.get(hash);
+      if (bucket === undefined) continue;
+      const start = at - PERSONAL_RUN_LENGTH + 1;
+      const index = bucket.findIndex((candidate) => value.startsWith(candidate.run, start));
+      if (index === -1) continue;
+      for (const position of bucket[index].positions) {
+        marks.fill(1, position, position + PERSONAL_RUN_LENGTH);
+      }
+      bucket.splice(index, 1);
+      if (bucket.length === 0) this.byHash.delete(hash);
+      this.remaining--;
+    }
+  }
+}
+
+/** The hash of the run ending with `added`, from that of the run before it (`removed` is -1 while it fills). */
+function rollHash(hash: number, removed: number, added: number): number {
+  const without = removed === -1 ? hash : hash - Math.imul(removed, HASH_BASE_TO_LAST);
+  return (Math.imul(without, HASH_BASE) + added) | 0;
+}
+
+/**
+ * local@domain.tld, found from each `@` outwards rather than by a regular
+ * expression: `[^@]+@` backtracks from every position of a long text without
+ * one, which took 10 s for a 100 KB error text.
+ */
+function markEmailAddresses(text: string, marks: Uint8Array): void {
+  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
+    let start = at;
+    while (start > 0 && !NOT_IN_EMAIL.test(text[start - 1])) start--;
+    let end = at + 1;
+    while (end < text.length && !NOT_IN_EMAIL.test(text[end])) end++;
+    // A dot in the domain with something on both sides, as `[^@]+\.[^@]+` required.
+    const domain = text.slice(at + 1, end);
+    const dot = domain.indexOf('.', 1);
+    if (start < at && dot !== -1 && dot < domain.length - 1) marks.fill(1, start, end);
+  }
+}
