@@ -54,7 +54,9 @@ describe('personal data echoed by a provider (real PostgreSQL)', () => {
   const person = (n: number, channel: Row['channel'], address: string) => ({
     channel,
     recipientAddress: address,
-    subject: `Your "${marker}" statement nr ${n} for Amélie`,
+    // Words of their own: an 8-character run of a common word ("statement") would also match the
+    // library's own log vocabulary (prepared-statements).
+    subject: `Your "${marker}" payslip nr ${n} for Amélie`,
     body: `Dear Amélie,\n\tyour one-time code is ${n}QX${marker}; the balance "1234.56 EUR" is due.`,
   });
 
