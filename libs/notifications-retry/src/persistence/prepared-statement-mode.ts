@@ -4,6 +4,7 @@ import { errorText } from '../cycle/error-text';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { detectConnectionPooler } from './detect-connection-pooler';
+import { InjectNotificationsRetryDataSource } from './notifications-retry-data-source';
 
 /**
  * A named statement the server connection did not have (26000,
@@ -30,7 +31,7 @@ export class PreparedStatementMode implements OnApplicationBootstrap {
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
-    private readonly dataSource: DataSource,
+    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
   ) {}
 
   /** Where the worker runs, decide at start, so the log says it before the first cycle. */
