@@ -77,6 +77,11 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts.sent).toBe(1);
+    // One claim (the cycle's first read) and one outcome write, timed.
+    expect(report.timings.claim.count).toBe(1);
+    expect(report.timings.settle.count).toBe(1);
+    expect(report.timings.claim.totalMs).toBeGreaterThan(0);
+    expect(report.timings.settle.maxMs).toBe(report.timings.settle.totalMs);
     const row = await readNotification(ds, id);
     expect(row.status).toBe('Sent');
     expect(row.attempts).toBe(2);
