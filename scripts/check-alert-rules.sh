@@ -42,6 +42,7 @@ const COUNTERS_AND_GAUGES = [
   'notifications_retry_last_cycle_timestamp_seconds',
   'notifications_retry_late_answers_total',
   'notifications_retry_database_client_errors_total',
+  'notifications_retry_calls_in_flight',
 ];
 const HISTOGRAMS = [
   'notifications_retry_cycle_duration_ms',

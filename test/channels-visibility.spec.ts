@@ -1,6 +1,6 @@
 import { register } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import { RetryMetricName } from '@pin/notifications-retry';
+import { RetryMetricName, RetryWorkerHealthIndicator } from '@pin/notifications-retry';
 import { completed } from './support/cycle-reports';
 import { insertChannel, insertNotification, minutesAgo } from './support/fixtures';
 import { parsePrometheusText } from './support/prometheus-text';
@@ -84,6 +84,12 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
       { channel: 'orphan', reason: 'no-provider-adapter' },
       { channel: 'slow', reason: 'timeout-exceeds-lease' },
     ]);
+    // The Terminus indicator a host registers shows them as details, and stays up.
+    const indicator = app.module.get(RetryWorkerHealthIndicator).check('retryWorker');
+    expect(indicator.retryWorker).toMatchObject({
+      status: 'up',
+      misconfiguredChannels: health.misconfiguredChannels,
+    });
     expect(await excludedChannelsGauge('timeout-exceeds-lease')).toBe(1);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(1);
     expect(await excludedChannelsGauge('disabled')).toBe(1);
@@ -100,6 +106,41 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
         'timeout-exceeds-lease': { channels: 1, dueRows: 0 },
       },
     });
+  });
+
+  it('shows an invalid catalog row without due rows as not-configured, and logs it once, not every cycle', async () => {
+    await app.reset();
+    await insertChannel(ds, { key: 'email' });
+    await insertChannel(ds, { key: 'typo', maxAttempts: 0 });
+
+    for (let cycle = 0; cycle < 3; cycle++) completed(await app.cycles.runCycle());
+
+    expect(app.cycles.health().misconfiguredChannels).toEqual([
+      { channel: 'typo', reason: 'not-configured' },
+    ]);
+    expect(await excludedChannelsGauge('not-configured')).toBe(1);
+    expect(app.logs.events('channel-config-invalid')).toEqual([
+      expect.objectContaining({ channel: 'typo', field: 'max_attempts' }),
+    ]);
+  });
+
+  it("leaves reporting channels to the lease holder: a tick skipped for the lease clears this instance's view", async () => {
+    await app.reset();
+    await insertChannel(ds, { key: 'orphan', providerKey: 'nobody-serves-this' });
+    completed(await app.cycles.runCycle());
+    expect(app.cycles.health().misconfiguredChannels).toHaveLength(1);
+    expect(await excludedChannelsGauge('no-provider-adapter')).toBe(1);
+
+    // Another instance holds the lease now.
+    await ds.query(
+      `UPDATE distributed_locks SET owner = 'another-instance', fencing_token = fencing_token + 1,
+              expires_at = now() + interval '1 minute'`,
+    );
+    const skipped = await app.cycles.runCycle();
+
+    expect(skipped).toMatchObject({ status: 'skipped', skipReason: 'lease-held' });
+    expect(app.cycles.health().misconfiguredChannels).toEqual([]);
+    expect(await excludedChannelsGauge('no-provider-adapter')).toBe(0);
   });
 
   it('with 1,000 channels writes a bounded number of log lines per cycle and bounded channel series', async () => {
@@ -123,6 +164,12 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
       [keys, minutesAgo(now, 1)],
     );
 
+    const sentTotal = async (): Promise<number> =>
+      parsePrometheusText(await register.metrics())
+        .find(RetryMetricName.sent)
+        .reduce((sum, sample) => sum + sample.value, 0);
+    const sentBefore = await sentTotal();
+
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts.sent).toBe(100);
@@ -141,5 +188,15 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     expect(app.logs.events('channels-excluded')).toHaveLength(1);
     // The default bound: 50 channels with their own series, the rest summed under one.
     expect((await channelLabelValues()).size).toBeLessThanOrEqual(51);
+    // The delivering channels got the label values first (not the 500 disabled ones): every send is
+    // counted, some under their own channel.
+    expect((await sentTotal()) - sentBefore).toBe(100);
+    const sent = parsePrometheusText(await register.metrics()).find(RetryMetricName.sent);
+    expect(sent.some((s) => s.value > 0 && s.labels.channel !== '_other')).toBe(true);
+    for (const sample of parsePrometheusText(await register.metrics()).find(
+      RetryMetricName.channelDisabledRows,
+    )) {
+      expect(sample.labels.channel).toBe('_other');
+    }
   }, 60_000);
 });

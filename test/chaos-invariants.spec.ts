@@ -339,6 +339,35 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expectPass(await checkNoSuccessRecordedAsFailure(client));
     });
 
+    it('passes on a success answered only past the settle margin, written off as a timeout that did not end the row', async () => {
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 1_100,
+      });
+      await write(rowId(1), I, 700, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      expectPass(await checkNoSuccessRecordedAsFailure(client));
+    });
+
+    it('fails on a success answered past the margin whose written-off attempt ended the row terminal', async () => {
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 1_100,
+      });
+      await write(rowId(1), I, 700, {
+        from: 'Failed',
+        to: 'Failed',
+        attempts: [3, 4],
+        terminal: true,
+        code: 'provider_timeout',
+      });
+      expectViolation(
+        await checkNoSuccessRecordedAsFailure(client),
+        /call 1 by chaos-worker-i1-g1 \(success-after-margin\) succeeded, answered 1100 ms after it started, but its unit of work wrote Failed→terminal Failed/,
+      );
+    });
+
     it('fails on a late success whose unit of work committed the timeout as a failure', async () => {
       const id = rowId(1);
       // The adapter accepted at 5 ms and answered at 500 ms; the worker gave up at its 300 ms timeout.
@@ -395,9 +424,18 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       await write(rowId(2), I, 40, { from: 'Pending', to: 'Failed', code: 'outcome_not_recorded' });
       await call(rowId(2), I, 2_000, { event: 'succeeded', fault: 'deduplicated' });
       await write(rowId(2), I, 2_050, { from: 'Failed', to: 'Sent', attempts: [1, 2] });
+      // Row 3: I's call answered only past the settle margin; I had written the attempt off.
+      await call(rowId(3), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 1_100,
+      });
+      await write(rowId(3), I, 700, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      await call(rowId(3), I, 2_000, { event: 'succeeded', fault: 'deduplicated' });
+      await write(rowId(3), I, 2_050, { from: 'Failed', to: 'Sent', attempts: [1, 2] });
       const { result, figures } = await checkDuplicateSends(client);
       expectPass(result);
-      expect(figures).toEqual({ rows: 2, uncommitted: 1, held: 1 });
+      expect(figures).toEqual({ rows: 3, uncommitted: 1, held: 1, tooLate: 1 });
     });
 
     it('fails when the first success’s unit of work committed a retry, the second one sending it again', async () => {
@@ -441,6 +479,15 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expectViolation(
         await checkNoOverlappingCalls(client),
         /call 2 by chaos-worker-i1-g1 \(deduplicated\) started 150 ms before call 1 by chaos-worker-i1-g1 \(late-success\) answered/,
+      );
+    });
+
+    it('fails when an instance calls again while its previous call for the row never answered', async () => {
+      await call(rowId(1), I, 0, { event: null, fault: 'hang-forever' });
+      await call(rowId(1), I, 9_000, { event: 'succeeded' });
+      expectViolation(
+        await checkNoOverlappingCalls(client),
+        /call 2 by chaos-worker-i1-g1 \(success\) started while call 1 by chaos-worker-i1-g1 never answered/,
       );
     });
   });

@@ -137,7 +137,17 @@ describe('host migrations under an advisory lock (real PostgreSQL)', () => {
       opened.push(ds);
       return ds;
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Once the replica is queued on the lock (however long its connect took on a loaded machine),
+    // keep it waiting a known time.
+    await waitUntil(async () => {
+      const [{ waiting: queued }] = await holder.query(
+        `SELECT count(*)::int AS waiting FROM pg_locks
+          WHERE locktype = 'advisory' AND NOT granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      return queued > 0;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
     expect(started).toBe(false);
 
     await session.query(`SELECT pg_advisory_unlock($1::bigint)`, [MIGRATIONS_ADVISORY_LOCK_KEY]);
@@ -146,7 +156,7 @@ describe('host migrations under an advisory lock (real PostgreSQL)', () => {
 
     const [entry] = waiting.entries;
     expect(entry).toMatchObject({ event: 'migrations-applied', applied: [], count: 0 });
-    expect(entry.lockWaitedMs).toBeGreaterThanOrEqual(400);
+    expect(entry.lockWaitedMs).toBeGreaterThanOrEqual(300);
   });
 
   it('runs every migration on the session that holds the advisory lock, which it keeps until the last one has finished', async () => {
@@ -271,3 +281,13 @@ describe('host migrations under an advisory lock (real PostgreSQL)', () => {
     await ds.query(`SELECT pg_advisory_unlock_all()`);
   });
 });
+
+/** Polls `check` until it holds, or fails after `timeoutMs`. */
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -135,7 +135,7 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
       ],
     }).compile();
     await expect(module).rejects.toThrow(
-      /"lockTtlMs" must exceed maxCycleDurationMs \(100000\).*got 90000/,
+      /"lockTtlMs" must exceed maxCycleDurationMs \(100000\) \+ settleMarginMs \(2000\).*got 90000/,
     );
   });
 

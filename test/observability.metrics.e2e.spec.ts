@@ -48,6 +48,7 @@ const EXPECTED_TYPES: Record<keyof typeof RetryMetricName, string> = {
   lag: 'histogram',
   lateAnswers: 'counter',
   databaseClientErrors: 'counter',
+  callsInFlight: 'gauge',
 };
 // Bounded cardinality: these and nothing else (le is the histogram's bucket bound).
 const ALLOWED_LABELS = new Set(['channel', 'provider', 'le', 'recorded', 'reason']);

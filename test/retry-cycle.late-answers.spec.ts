@@ -122,4 +122,90 @@ describe('late provider answers (real PostgreSQL)', () => {
     expect(app.provider.callsFor(id)).toBe(2);
     expect(app.provider.maxInFlight()).toBe(1);
   }, 30_000);
+
+  it('never ends a row terminal on a call still unanswered after the margin: it is deferred, and the next attempt is the outcome', async () => {
+    await insertChannel(ds, {
+      key: 'email',
+      maxAttempts: 1,
+      timeoutMs: 100,
+      backoffKind: 'Fixed',
+      backoffBaseMs: 0,
+      backoffMaxMs: null,
+    });
+    const id = await insertNotification(ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(app.clock.now(), 1),
+    });
+    const release = deferred();
+    app.provider.respondWith(async (message) => {
+      // Delivered, but the answer comes only after the timeout and the whole settle margin.
+      await release.promise;
+      return { providerMessageId: `late-${message.id}` };
+    });
+
+    const first = completed(await app.cycles.runCycle());
+
+    expect(first.counts).toMatchObject({ terminal: 0, deferred: 1 });
+    expect(await readNotification(ds, id)).toMatchObject({
+      status: 'Pending',
+      attempts: 0,
+      last_error_code: 'provider_timeout',
+    });
+    expect(await outboxEvents(ds, id)).toEqual([]);
+    expect(app.alerts.alerts).toHaveLength(0);
+
+    release.resolve();
+    await waitFor(() => app.provider.calls.every((call) => call.settledAt !== undefined));
+    // The provider deduplicates on the notification id: the second call answers at once.
+    app.provider.respondWith((message) => ({ providerMessageId: `late-${message.id}` }));
+    completed(await app.cycles.runCycle());
+
+    expect(await readNotification(ds, id)).toMatchObject({ status: 'Sent', attempts: 1 });
+    expect((await outboxEvents(ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
+  }, 30_000);
+
+  it('gives up on an adapter call that never settles after the lease TTL, logs it, and sends the row again', async () => {
+    // A short lease: the longest a never-settling call keeps its notification to itself.
+    const short = await createRetryTestApp({
+      url: db.url,
+      options: {
+        lockTtlMs: 6_000,
+        maxCycleDurationMs: 200,
+        settleMarginMs: 0,
+        instanceId: 'short',
+      },
+    });
+    try {
+      await app.reset();
+      await insertChannel(ds, {
+        key: 'email',
+        maxAttempts: 5,
+        timeoutMs: 100,
+        backoffKind: 'Fixed',
+        backoffBaseMs: 0,
+        backoffMaxMs: null,
+      });
+      const id = await insertNotification(ds, {
+        status: 'Failed',
+        attempts: 1,
+        nextAttemptAt: minutesAgo(short.clock.now(), 1),
+      });
+      short.clock.set(app.clock.now());
+      // Never answers, ignores its signal.
+      short.provider.respondWith(() => new Promise(() => undefined));
+
+      completed(await short.cycles.runCycle());
+      completed(await short.cycles.runCycle());
+      expect(short.provider.callsFor(id)).toBe(1);
+
+      await waitFor(() => short.logs.events('provider-call-abandoned').length > 0, 10_000);
+      expect(short.logs.events('provider-call-abandoned')).toEqual([
+        expect.objectContaining({ notificationId: id, afterMs: 6_000 }),
+      ]);
+      completed(await short.cycles.runCycle());
+      expect(short.provider.callsFor(id)).toBe(2);
+    } finally {
+      await short.close();
+    }
+  }, 30_000);
 });

@@ -39,7 +39,12 @@ export interface CallHistory {
 }
 
 /** The faults whose answer comes after their outcome event, and is recorded as `answered`. */
-const ANSWERED_LATER = new Set(['hang', 'late-success', 'success-after-abort']);
+const ANSWERED_LATER = new Set([
+  'hang',
+  'late-success',
+  'success-after-margin',
+  'success-after-abort',
+]);
 
 /**
  * Codes of the writes a unit of work makes without calling the provider (the

@@ -100,6 +100,13 @@ export const CHAOS_WORKER = {
  */
 export const LATE_ANSWER_AFTER_TIMEOUT_MS = { min: 50, max: 250 } as const;
 
+/**
+ * When the "succeed after the settle margin" fault answers: this many ms after
+ * the channel timeout and the settle margin, ignoring the signal. The worker
+ * has written the attempt off by then; the call runs on and succeeds.
+ */
+export const ANSWER_AFTER_MARGIN_MS = { min: 100, max: 500 } as const;
+
 /** When the "succeed after the signal fired" fault answers: this many ms after the abort. */
 export const ANSWER_AFTER_ABORT_MS = { min: 5, max: 30 } as const;
 

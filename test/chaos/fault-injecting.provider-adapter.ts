@@ -15,6 +15,8 @@ import {
   ANSWER_AFTER_ABORT_MS,
   CHAOS_CHANNELS,
   LATE_ANSWER_AFTER_TIMEOUT_MS,
+  ANSWER_AFTER_MARGIN_MS,
+  CHAOS_WORKER,
   THROTTLE_RETRY_AFTER_MS,
 } from './chaos-config';
 import { delayFor, faultFor, type FaultKind } from './fault-plan';
@@ -77,6 +79,15 @@ export class FaultInjectingProviderAdapter extends ProviderAdapter {
         const timeoutMs = CHAOS_CHANNELS.find((c) => c.key === message.channel)?.timeoutMs ?? 0;
         const lateMs = delayFor(this.seed, id, call.callNo, LATE_ANSWER_AFTER_TIMEOUT_MS);
         await sleep(enteredAt + timeoutMs + lateMs - performance.now());
+        return this.answer(call, id, fault, providerMessageId);
+      }
+      case 'success-after-margin': {
+        await this.ledger.record(call, id, 'succeeded', fault, providerMessageId);
+        const timeoutMs = CHAOS_CHANNELS.find((c) => c.key === message.channel)?.timeoutMs ?? 0;
+        const lateMs = delayFor(this.seed, id, call.callNo, ANSWER_AFTER_MARGIN_MS);
+        await sleep(
+          enteredAt + timeoutMs + CHAOS_WORKER.settleMarginMs + lateMs - performance.now(),
+        );
         return this.answer(call, id, fault, providerMessageId);
       }
       case 'success-after-abort':

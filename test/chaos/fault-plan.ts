@@ -10,6 +10,8 @@ export type FaultKind =
   | 'hang'
   /** Ignores the signal and succeeds some time after the channel timeout. */
   | 'late-success'
+  /** Ignores the signal and succeeds only after the timeout and the whole settle margin. */
+  | 'success-after-margin'
   /** Waits for the signal to fire, then succeeds a few ms later. */
   | 'success-after-abort'
   /** The error texts and codes below echo the recipient or the content in a transformed form. */
@@ -24,16 +26,18 @@ export type FaultKind =
 export const SUCCESS_FAULTS: ReadonlySet<FaultKind> = new Set([
   'success',
   'late-success',
+  'success-after-margin',
   'success-after-abort',
 ]);
 
 /** Shares of the calls, in percent; whatever is left succeeds. */
 export const FAULT_SHARES: ReadonlyArray<readonly [Exclude<FaultKind, 'success'>, number]> = [
-  ['retriable', 28],
+  ['retriable', 27],
   ['non-retriable', 4],
   ['throttled', 4],
   ['hang', 4],
   ['late-success', 3],
+  ['success-after-margin', 1],
   ['success-after-abort', 3],
   ['echo-url-address', 1],
   ['echo-json-body', 1],

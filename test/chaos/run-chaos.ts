@@ -520,8 +520,8 @@ async function collectFigures(
     ],
     ['  of the successes, answered from provider dedup', `${f.deduplicated}`],
     [
-      '  late successes: past the timeout / after the signal',
-      `${fault('late-success')} / ${fault('success-after-abort')}`,
+      '  late successes: past the timeout / after the signal / after the margin',
+      `${fault('late-success')} / ${fault('success-after-abort')} / ${fault('success-after-margin')}`,
     ],
     [
       '  echoes of personal data in error texts and codes',
@@ -558,8 +558,8 @@ async function collectFigures(
     ['unexpected exits', `${run.unexpectedExits}`],
     ['rows with >1 successful call (duplicates)', `${run.duplicates.rows}`],
     [
-      '  other successes: never committed / held (outcome_not_recorded)',
-      `${run.duplicates.uncommitted} / ${run.duplicates.held}`,
+      '  other successes: never committed / held (outcome_not_recorded) / answered past the margin',
+      `${run.duplicates.uncommitted} / ${run.duplicates.held} / ${run.duplicates.tooLate}`,
     ],
     ['lines and values with personal data', `${run.leaks}`],
     ['duration (first start to last row final)', `${seconds.toFixed(1)} s`],

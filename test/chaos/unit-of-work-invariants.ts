@@ -1,4 +1,5 @@
 import type { Client } from 'pg';
+import { CHAOS_CHANNELS, CHAOS_WORKER } from './chaos-config';
 import {
   byRowAndInstance,
   describeCall,
@@ -25,6 +26,8 @@ export interface DuplicateFigures {
   readonly uncommitted: number;
   /** … and those whose unit of work committed only an outcome_not_recorded hold. */
   readonly held: number;
+  /** … and those that answered only after their attempt had been written off (past the margin). */
+  readonly tooLate: number;
 }
 
 const ms = (micros: number): number => Math.round(micros / 1000);
@@ -92,6 +95,9 @@ export async function checkNoSuccessRecordedAsFailure(
     successes++;
     const write = units.get(call.callId) ?? null;
     if (!write || write.newStatus === 'Sent' || write.errorCode === OUTCOME_NOT_RECORDED) continue;
+    // Answered after its unit of work was written (past the settle margin): the worker could not
+    // know, and wrote the attempt off; that is allowed only if it did not end the row for good.
+    if (answeredAfter(call, write) && !write.terminal) continue;
     const late =
       call.answeredAt !== null && call.outcomeAt !== null
         ? `, answered ${ms(call.answeredAt - call.startedAt)} ms after it started`
@@ -130,6 +136,7 @@ export async function checkDuplicateSends(
   let rows = 0;
   let uncommitted = 0;
   let held = 0;
+  let tooLate = 0;
   for (const [id, calls] of successes) {
     if (calls.length < 2) continue;
     rows++;
@@ -144,6 +151,7 @@ export async function checkDuplicateSends(
       const write = units.get(call.callId) ?? null;
       if (!write) uncommitted++;
       else if (write.errorCode === OUTCOME_NOT_RECORDED) held++;
+      else if (answeredAfter(call, write) && !write.terminal) tooLate++;
       else
         failures.push(
           `${id}: ${describeCall(call)} succeeded besides the one that wrote Sent, and its unit of work committed ${describeWrite(write)}`,
@@ -154,9 +162,9 @@ export async function checkDuplicateSends(
     result: invariantResult(
       'a second successful call only where the first one’s unit of work did not commit',
       failures,
-      `${rows} row(s) with >1 successful call; the other successes: ${uncommitted} never committed, ${held} committed only an ${OUTCOME_NOT_RECORDED} hold`,
+      `${rows} row(s) with >1 successful call; the other successes: ${uncommitted} never committed, ${held} committed only an ${OUTCOME_NOT_RECORDED} hold, ${tooLate} answered only after their attempt was written off`,
     ),
-    figures: { rows, uncommitted, held },
+    figures: { rows, uncommitted, held, tooLate },
   };
 }
 
@@ -173,20 +181,44 @@ export async function checkNoOverlappingCalls(
     (c) => c.startedAt,
   ).values()) {
     // The earlier call that answered last, and when.
+    // A call with no answer at all is still out for good: its instance (one generation of a
+    // process) may not call for that row again.
     let latest: { call: LedgerCall; answeredAt: number } | null = null;
     for (const call of calls) {
       if (latest && call.startedAt < latest.answeredAt) {
         failures.push(
-          `${call.notificationId}: ${describeCall(call)} started ${ms(latest.answeredAt - call.startedAt)} ms before ${describeCall(latest.call)} answered`,
+          Number.isFinite(latest.answeredAt)
+            ? `${call.notificationId}: ${describeCall(call)} started ${ms(latest.answeredAt - call.startedAt)} ms before ${describeCall(latest.call)} answered`
+            : `${call.notificationId}: ${describeCall(call)} started while ${describeCall(latest.call)} never answered`,
         );
       }
-      if (call.answeredAt !== null && call.answeredAt > (latest?.answeredAt ?? 0))
-        latest = { call, answeredAt: call.answeredAt };
+      const answeredAt = call.answeredAt ?? Number.POSITIVE_INFINITY;
+      if (answeredAt > (latest?.answeredAt ?? 0)) latest = { call, answeredAt };
     }
   }
   return invariantResult(
     'an instance never calls for a row while its previous call for it is unanswered',
     failures,
     `${h.calls.length} calls, none started by an instance before its previous call for that row answered`,
+  );
+}
+
+/**
+ * The worker wrote the attempt off before the call answered, having waited out
+ * the timeout and (most of) the settle margin: it could not have known the
+ * answer. A write before that point with the answer still to come is the
+ * late-answer bug (a worker that stopped waiting at the timeout). Judged with
+ * the shortest channel timeout and half the margin, so that a loaded machine's
+ * delay between the worker's timer and the ledger's `started` cannot make a
+ * correct write look early.
+ */
+function answeredAfter(call: LedgerCall, write: AuditedWrite): boolean {
+  const waitedAtLeastMs =
+    Math.min(...CHAOS_CHANNELS.map((channel) => channel.timeoutMs)) +
+    CHAOS_WORKER.settleMarginMs / 2;
+  return (
+    call.answeredAt !== null &&
+    write.at < call.answeredAt &&
+    ms(write.at - call.startedAt) >= waitedAtLeastMs
   );
 }

@@ -156,7 +156,7 @@ describe('validateCatalogChannels', () => {
 
 describe('ChannelCatalog (the boundary every catalog passes)', () => {
   class TeamCatalog extends ChannelCatalog {
-    constructor(private readonly entries: unknown) {
+    constructor(public entries: unknown) {
       super();
     }
     getChannels(): Promise<readonly ChannelConfig[]> {
@@ -168,7 +168,7 @@ describe('ChannelCatalog (the boundary every catalog passes)', () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     try {
       const catalog = new TeamCatalog([sms(), sms({ key: 'push', timeoutMs: 0 })]);
-      expect((await readCatalogChannels(catalog)).map((c) => c.key)).toEqual(['sms']);
+      expect((await readCatalogChannels(catalog)).channels.map((c) => c.key)).toEqual(['sms']);
       expect(logged).toHaveBeenCalledWith(
         expect.objectContaining({
           event: 'channel-config-invalid',
@@ -204,7 +204,7 @@ describe('ChannelCatalog (the boundary every catalog passes)', () => {
       const plain = {
         getChannels: () => Promise.resolve([sms(), sms({ key: 'push', maxAttempts: 0 })]),
       } as ChannelCatalog;
-      expect((await readCatalogChannels(plain)).map((c) => c.key)).toEqual(['sms']);
+      expect((await readCatalogChannels(plain)).channels.map((c) => c.key)).toEqual(['sms']);
       expect(logged).toHaveBeenCalledTimes(1);
       expect(logged).toHaveBeenLastCalledWith(
         expect.objectContaining({
@@ -216,8 +216,26 @@ describe('ChannelCatalog (the boundary every catalog passes)', () => {
 
       logged.mockClear();
       const wrapped = new TeamCatalog([sms(), sms({ key: 'push', maxAttempts: 0 })]);
-      expect((await readCatalogChannels(wrapped)).map((c) => c.key)).toEqual(['sms']);
+      expect((await readCatalogChannels(wrapped)).channels.map((c) => c.key)).toEqual(['sms']);
       expect(logged).toHaveBeenCalledTimes(1);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it('logs an invalid entry once while it stays the same, again when it changes, and names it invalid every read', async () => {
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      const catalog = new TeamCatalog([sms(), sms({ key: 'push', maxAttempts: 0 })]);
+      for (let cycle = 0; cycle < 3; cycle++) {
+        expect((await readCatalogChannels(catalog)).invalid).toEqual(['push']);
+      }
+      expect(logged).toHaveBeenCalledTimes(1);
+
+      catalog.entries = [sms(), sms({ key: 'push', timeoutMs: 0 })];
+      await readCatalogChannels(catalog);
+      expect(logged).toHaveBeenCalledTimes(2);
+      expect(logged).toHaveBeenLastCalledWith(expect.objectContaining({ field: 'timeoutMs' }));
     } finally {
       logged.mockRestore();
     }

@@ -147,7 +147,12 @@ export async function attemptDelivery(
       return { kind: 'interrupted', errorCode: 'worker_interrupted' };
     }
     if (error instanceof UnsettledCall) {
-      return { kind: 'retriable', errorCode: 'provider_timeout', errorMessage: error.message };
+      return {
+        kind: 'retriable',
+        errorCode: 'provider_timeout',
+        errorMessage: error.message,
+        unsettled: true,
+      };
     }
     if (timedOut && !(error instanceof DeliveryError)) {
       // The adapter gave up at our signal: what it threw is about the abort, not the provider.

@@ -1,7 +1,16 @@
 /** What one delivery attempt came to, before it is turned into a row change. */
 export type AttemptOutcome =
   | { readonly kind: 'sent'; readonly providerMessageId: string }
-  | { readonly kind: 'retriable'; readonly errorCode: string; readonly errorMessage: string }
+  | {
+      readonly kind: 'retriable';
+      readonly errorCode: string;
+      readonly errorMessage: string;
+      /**
+       * No answer came within the timeout and the settle margin, and the call may
+       * still be running: whether the provider delivered is not known.
+       */
+      readonly unsettled?: boolean;
+    }
   | { readonly kind: 'non-retriable'; readonly errorCode: string; readonly errorMessage: string }
   /** The provider asked to slow down: the attempt does not count. */
   | {

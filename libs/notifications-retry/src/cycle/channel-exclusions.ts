@@ -1,10 +1,6 @@
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import type { ExcludedDueCount } from '../persistence/notification.repository';
-import type {
-  ChannelExclusionReason,
-  ExcludedChannel,
-  MisconfiguredChannel,
-} from './cycle-report';
+import type { ChannelExclusionReason, ExcludedChannel, MisconfiguredChannel } from './cycle-report';
 
 /** Room after the slowest possible call for its UPDATE, INSERT and COMMIT inside the lease. */
 export const LEASE_SAFETY_MARGIN_MS = 5_000;

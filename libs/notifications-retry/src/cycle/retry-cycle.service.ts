@@ -145,7 +145,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * fit the lease would be left out of every cycle: a warning names it.
    */
   async checkCatalogAtStart(): Promise<void> {
-    const enabled = (await readCatalogChannels(this.catalog)).filter((c) => c.isEnabled);
+    const enabled = (await readCatalogChannels(this.catalog)).channels.filter((c) => c.isEnabled);
     const missing = enabled
       .filter((channel) => this.adapters.lookup(channel.providerKey).kind === 'missing')
       .map((channel) => ({ channel: channel.key, providerKey: channel.providerKey }));
@@ -247,6 +247,10 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       });
       this.lastCycle = { at: new Date(), status: 'lease-held' };
       this.metrics.cycleSkippedForLease(this.lastCycle.at);
+      // The lease holder reports the channels; this instance's view from an older cycle would stay
+      // stale (and keep an alert up after the fix) for as long as it does not hold the lease.
+      this.misconfiguredChannels = [];
+      this.metrics.channelsExcluded(new Map());
       return this.skipped(runId, correlationId, 'lease-held', started);
     }
 
@@ -332,8 +336,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       ),
     );
     const exclusions = channelExclusions(excluded, snapshot.excludedDue);
-    this.reportExclusions(context, exclusions);
-
+    // The channels that deliver first: with more channels than label values, they keep their own
+    // series and the excluded ones are the ones summed under _other.
     for (const { config } of eligible.values()) {
       this.metrics.channelActive(
         config.key,
@@ -341,6 +345,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         this.circuits.state(config.providerKey),
       );
     }
+    this.reportExclusions(context, exclusions);
     const counts = {
       processed: 0,
       sent: 0,
@@ -544,7 +549,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     const eligible = new Map<string, EligibleChannel>();
     const excluded = new Map<string, ChannelExclusionReason>();
     const maxTimeoutMs = leaseAllowanceMs(this.options);
-    for (const config of await readCatalogChannels(this.catalog)) {
+    const catalog = await readCatalogChannels(this.catalog);
+    for (const config of catalog.channels) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const found = this.adapters.lookup(config.providerKey);
       if (!config.isEnabled) excluded.set(config.key, 'disabled');
@@ -554,6 +560,10 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         excluded.set(config.key, 'circuit-open');
       else if (config.timeoutMs > maxTimeoutMs) excluded.set(config.key, 'timeout-exceeds-lease');
       else eligible.set(config.key, { config, adapter: found.adapter });
+    }
+    // An entry the catalog left out as invalid is a channel without a valid configuration.
+    for (const key of catalog.invalid) {
+      if (!eligible.has(key) && !excluded.has(key)) excluded.set(key, 'not-configured');
     }
     return { eligible, excluded };
   }

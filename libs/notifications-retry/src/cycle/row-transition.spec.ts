@@ -189,6 +189,29 @@ describe('decideTransition', () => {
       expect(transition.result).toBe('retried');
       expect(transition.nextAttemptAt).not.toBeNull();
     });
+
+    it('is not terminal for a call still unanswered after the settle margin: deferred, attempt not counted', () => {
+      const unsettled: AttemptOutcome = {
+        kind: 'retriable',
+        errorCode: 'provider_timeout',
+        errorMessage: 'no answer within the timeout and the settle margin',
+        unsettled: true,
+      };
+      const transition = decideTransition(failedRow(4), exponentialChannel, unsettled, NOW);
+      expect(transition).toMatchObject({
+        result: 'deferred',
+        status: NotificationStatus.Failed,
+        attempts: 4,
+        lastErrorCode: 'provider_timeout',
+        event: null,
+      });
+      // Retried after the backoff of the attempt it would have been (the 5th: 16 s).
+      expect(transition.nextAttemptAt).toEqual(at(16_000));
+      // Below the last attempt it counts like any timeout.
+      expect(decideTransition(failedRow(2), exponentialChannel, unsettled, NOW).result).toBe(
+        'retried',
+      );
+    });
   });
 
   describe('non-retriable failure', () => {

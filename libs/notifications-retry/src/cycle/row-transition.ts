@@ -98,6 +98,11 @@ export function decideTransition(
     case 'retriable': {
       const attempts = row.attempts + 1;
       if (attempts >= channel.maxAttempts) {
+        // A call that may still deliver must not end the row for good: it would be terminal
+        // Failed although the provider may yet report success. It waits like a throttled row
+        // (the instance leaves it alone until the call settles); the next attempt decides.
+        if (outcome.unsettled)
+          return postponed(row, channel, keep, later, null, outcome, jitterSample);
         return terminal(keep, attempts, outcome.errorCode, outcome.errorMessage);
       }
       return {
@@ -113,32 +118,52 @@ export function decideTransition(
     }
 
     case 'throttled':
-    case 'interrupted': {
-      // The attempt does not count, and the row keeps its status: a Failed row
-      // moves its next_attempt_at, a Pending row its scheduled_at.
-      const backoffMs = backoffDelayMs(
-        channel.backoff,
-        Math.max(1, row.attempts + 1),
+    case 'interrupted':
+      return postponed(
+        row,
+        channel,
+        keep,
+        later,
+        outcome.kind === 'throttled' ? outcome.retryAfterMs : null,
+        outcome,
         jitterSample,
       );
-      // A usable Retry-After wins; a missing, zero or garbled one (NaN from a date header) falls back to backoff.
-      const retryAfterMs = outcome.kind === 'throttled' ? outcome.retryAfterMs : null;
-      const delayMs =
-        retryAfterMs !== null && Number.isFinite(retryAfterMs) && retryAfterMs > 0
-          ? Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)
-          : backoffMs;
-      const at = later(delayMs);
-      return {
-        ...keep,
-        result: 'deferred',
-        nextAttemptAt: row.status === NotificationStatus.Failed ? at : row.nextAttemptAt,
-        scheduledAt: row.status === NotificationStatus.Pending ? at : row.scheduledAt,
-        lastErrorCode: outcome.errorCode,
-        lastErrorMessage: outcome.kind === 'throttled' ? outcome.errorMessage : null,
-        event: null,
-      };
-    }
   }
+}
+
+/**
+ * The attempt does not count and the row keeps its status: a Failed row moves
+ * its next_attempt_at, a Pending row its scheduled_at, to a usable Retry-After
+ * or else the channel's backoff.
+ */
+function postponed(
+  row: ClaimedRowState,
+  channel: ChannelConfig,
+  keep: Pick<
+    RowTransition,
+    'status' | 'attempts' | 'nextAttemptAt' | 'scheduledAt' | 'providerMessageId' | 'sentAt'
+  >,
+  later: (delayMs: number) => Date,
+  retryAfterMs: number | null,
+  outcome: { readonly errorCode: string; readonly errorMessage?: string; readonly kind: string },
+  jitterSample: number,
+): RowTransition {
+  const backoffMs = backoffDelayMs(channel.backoff, Math.max(1, row.attempts + 1), jitterSample);
+  // A usable Retry-After wins; a missing, zero or garbled one (NaN from a date header) falls back to backoff.
+  const delayMs =
+    retryAfterMs !== null && Number.isFinite(retryAfterMs) && retryAfterMs > 0
+      ? Math.min(retryAfterMs, MAX_RETRY_AFTER_MS)
+      : backoffMs;
+  const at = later(delayMs);
+  return {
+    ...keep,
+    result: 'deferred',
+    nextAttemptAt: row.status === NotificationStatus.Failed ? at : row.nextAttemptAt,
+    scheduledAt: row.status === NotificationStatus.Pending ? at : row.scheduledAt,
+    lastErrorCode: outcome.errorCode,
+    lastErrorMessage: outcome.kind === 'interrupted' ? null : (outcome.errorMessage ?? null),
+    event: null,
+  };
 }
 
 function terminal(

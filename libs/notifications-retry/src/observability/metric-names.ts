@@ -18,4 +18,5 @@ export const RetryMetricName = {
   lag: 'notifications_retry_lag_ms',
   lateAnswers: 'notifications_retry_late_answers_total',
   databaseClientErrors: 'notifications_retry_database_client_errors_total',
+  callsInFlight: 'notifications_retry_calls_in_flight',
 } as const;

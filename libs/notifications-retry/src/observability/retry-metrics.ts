@@ -13,7 +13,7 @@ import type { ChannelExclusionReason } from '../cycle/cycle-report';
 import type { ItemResult } from '../cycle/row-transition';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
-import { BoundedLabelValues } from './bounded-label-values';
+import { BoundedLabelValues, OVERFLOW_LABEL_VALUE } from './bounded-label-values';
 import { RetryMetricName as M } from './metric-names';
 
 const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1, open: 2 };
@@ -33,6 +33,8 @@ const STATEMENT_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 5_000];
 export class RetryMetrics {
   private readonly channels: BoundedLabelValues;
   private readonly providers: BoundedLabelValues;
+  /** The last circuit state of each provider reported under `_other`. */
+  private readonly overflowCircuits = new Map<string, number>();
   private readonly processed: Counter<string>;
   private readonly sent: Counter<string>;
   private readonly retried: Counter<string>;
@@ -46,6 +48,7 @@ export class RetryMetrics {
   private readonly channelDisabledRows: Gauge<string>;
   private readonly channelsExcludedGauge: Gauge<string>;
   private readonly circuitState: Gauge<string>;
+  private readonly callsInFlightGauge: Gauge<string>;
   private readonly lastCycleTimestamp: Gauge<string>;
   private readonly cycleDuration: Histogram<string>;
   private readonly claimDuration: Histogram<string>;
@@ -63,7 +66,8 @@ export class RetryMetrics {
     const gauge = (c: GaugeConfiguration<string>): Gauge<string> =>
       existing<Gauge<string>>(registry, c.name) ?? new Gauge({ ...c, registers: [registry] });
     const histogram = (c: HistogramConfiguration<string>): Histogram<string> =>
-      existing<Histogram<string>>(registry, c.name) ?? new Histogram({ ...c, registers: [registry] });
+      existing<Histogram<string>>(registry, c.name) ??
+      new Histogram({ ...c, registers: [registry] });
 
     this.processed = counter({
       name: M.processed,
@@ -119,6 +123,10 @@ export class RetryMetrics {
       help: 'Channels left out of the last cycle, by reason (a catalog channel, or a channel of due rows the catalog does not know)',
       labelNames: ['reason'],
     });
+    this.callsInFlightGauge = gauge({
+      name: M.callsInFlight,
+      help: 'Provider calls this instance has started and that have not settled yet (some may outlive their cycle)',
+    });
     this.circuitState = gauge({
       name: M.circuitState,
       help: 'Provider circuit: 0 closed, 1 half-open, 2 open',
@@ -150,6 +158,7 @@ export class RetryMetrics {
       buckets: [1_000, 5_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000],
     });
     this.databaseClientErrors.inc(0);
+    this.callsInFlightGauge.set(0);
   }
 
   itemProcessed(result: ItemResult, channel: string, provider: string, lagMs: number): void {
@@ -184,6 +193,10 @@ export class RetryMetrics {
 
   lateAnswer(channel: string, provider: string, recorded: boolean): void {
     this.lateAnswers.inc({ ...this.item(channel, provider), recorded: String(recorded) });
+  }
+
+  callsInFlight(calls: number): void {
+    this.callsInFlightGauge.set(calls);
   }
 
   databaseClientError(): void {
@@ -227,8 +240,19 @@ export class RetryMetrics {
     for (const [reason, channels] of reasons) this.channelsExcludedGauge.set({ reason }, channels);
   }
 
+  /**
+   * A provider beyond the label limit shares `_other` with the others there:
+   * that series shows the worst of their states, so an open circuit is never
+   * hidden by another provider's closed one.
+   */
   circuit(provider: string, state: CircuitState): void {
-    this.circuitState.set({ provider: this.providers.of(provider) }, CIRCUIT_VALUE[state]);
+    const label = this.providers.of(provider);
+    if (label !== OVERFLOW_LABEL_VALUE) {
+      this.circuitState.set({ provider: label }, CIRCUIT_VALUE[state]);
+      return;
+    }
+    this.overflowCircuits.set(provider, CIRCUIT_VALUE[state]);
+    this.circuitState.set({ provider: label }, Math.max(...this.overflowCircuits.values()));
   }
 
   private item(channel: string, provider: string): { channel: string; provider: string } {

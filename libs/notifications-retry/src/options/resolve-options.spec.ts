@@ -129,8 +129,15 @@ describe('resolveOptions', () => {
       );
     });
 
-    it('accepts a TTL one millisecond above the cycle deadline', () => {
-      expect(resolveOptions({ lockTtlMs: 45_001 }).lockTtlMs).toBe(45_001);
+    it('accepts a TTL one millisecond above the deadline, the settle margin and the write allowance', () => {
+      // 45 s deadline + 2 s settle margin + 5 s for the last write, and a millisecond for a call.
+      expect(resolveOptions({ lockTtlMs: 52_001 }).lockTtlMs).toBe(52_001);
+      expect(() => resolveOptions({ lockTtlMs: 52_000 })).toThrow(
+        /"lockTtlMs" must exceed maxCycleDurationMs \(45000\) \+ settleMarginMs \(2000\) \+ 5000 ms = 52000/,
+      );
+      expect(() => resolveOptions({ lockTtlMs: 60_000, settleMarginMs: 10_000 })).toThrow(
+        /"lockTtlMs" must exceed .*= 60000/,
+      );
     });
 
     it('does not mutate the options object it is given', () => {

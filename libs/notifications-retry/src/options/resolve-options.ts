@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CronTime, validateCronExpression } from 'cron';
 import { register, type Registry } from 'prom-client';
+import { LEASE_SAFETY_MARGIN_MS } from '../cycle/channel-exclusions';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import type {
   CircuitBreakerOptions,
@@ -72,13 +73,6 @@ export function resolveOptions(
     24 * 3_600_000,
   );
   const lockTtlMs = integerOption('lockTtlMs', options.lockTtlMs, 90_000, 1, 24 * 3_600_000);
-  if (lockTtlMs <= maxCycleDurationMs) {
-    throw new InvalidModuleOptionsError(
-      'lockTtlMs',
-      lockTtlMs,
-      `must exceed maxCycleDurationMs (${maxCycleDurationMs}), or a slow cycle would outlive its lease`,
-    );
-  }
   const healthStaleMultiple = integerOption(
     'healthStaleMultiple',
     options.healthStaleMultiple,
@@ -93,13 +87,17 @@ export function resolveOptions(
     0,
     3_600_000,
   );
-  const settleMarginMs = integerOption(
-    'settleMarginMs',
-    options.settleMarginMs,
-    2_000,
-    0,
-    600_000,
-  );
+  const settleMarginMs = integerOption('settleMarginMs', options.settleMarginMs, 2_000, 0, 600_000);
+  // A call started at the deadline may run for a channel's timeout and the settle margin, then be
+  // written: all of it inside the lease, or no channel could ever take part in a cycle.
+  const leaseFloorMs = maxCycleDurationMs + settleMarginMs + LEASE_SAFETY_MARGIN_MS;
+  if (lockTtlMs <= leaseFloorMs) {
+    throw new InvalidModuleOptionsError(
+      'lockTtlMs',
+      lockTtlMs,
+      `must exceed maxCycleDurationMs (${maxCycleDurationMs}) + settleMarginMs (${settleMarginMs}) + ${LEASE_SAFETY_MARGIN_MS} ms = ${leaseFloorMs}, or a slow cycle would outlive its lease and no channel timeout would fit`,
+    );
+  }
   const instanceId = stringOption(
     'instanceId',
     options.instanceId,

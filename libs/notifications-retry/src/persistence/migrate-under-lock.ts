@@ -26,7 +26,6 @@ export const MIGRATIONS_LOCK_TIMEOUT_MS = 5 * 60_000;
  */
 export const MIGRATION_STATEMENT_LOCK_TIMEOUT_MS = 10_000;
 
-
 export interface MigrationRun {
   /** Names of the migrations this process applied; empty when another replica already had. */
   readonly applied: readonly string[];
