@@ -349,6 +349,13 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expectPass(await checkNoSuccessRecordedAsFailure(client));
     });
 
+    it('passes on a success past the margin that never answered because its instance died after writing the attempt off', async () => {
+      // The 'succeeded' event is the provider accepting the message; the answer never came back.
+      await call(rowId(1), I, 0, { event: 'succeeded', fault: 'success-after-margin' });
+      await write(rowId(1), I, 700, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      expectPass(await checkNoSuccessRecordedAsFailure(client));
+    });
+
     it('fails on a success answered past the margin whose written-off attempt ended the row terminal', async () => {
       await call(rowId(1), I, 0, {
         event: 'succeeded',

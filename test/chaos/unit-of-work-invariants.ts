@@ -204,7 +204,8 @@ export async function checkNoOverlappingCalls(
 }
 
 /**
- * The worker wrote the attempt off before the call answered, having waited out
+ * The worker wrote the attempt off before the call answered (or the call never
+ * answered: its instance died first), having waited out
  * the timeout and (most of) the settle margin: it could not have known the
  * answer. A write before that point with the answer still to come is the
  * late-answer bug (a worker that stopped waiting at the timeout). Judged with
@@ -216,9 +217,7 @@ function answeredAfter(call: LedgerCall, write: AuditedWrite): boolean {
   const waitedAtLeastMs =
     Math.min(...CHAOS_CHANNELS.map((channel) => channel.timeoutMs)) +
     CHAOS_WORKER.settleMarginMs / 2;
-  return (
-    call.answeredAt !== null &&
-    write.at < call.answeredAt &&
-    ms(write.at - call.startedAt) >= waitedAtLeastMs
-  );
+  // No answer at all (its instance died before it came) is later than any write.
+  const answeredAt = call.answeredAt ?? Number.POSITIVE_INFINITY;
+  return write.at < answeredAt && ms(write.at - call.startedAt) >= waitedAtLeastMs;
 }
