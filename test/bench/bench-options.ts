@@ -43,7 +43,7 @@ export interface BenchOptions {
   readonly latencies: readonly number[];
   /** Shortest warm-up of a cell, s (at least two provider latencies). */
   readonly warmupSeconds: number;
-  /** Shortest measured window of a cell, s (at least eight provider latencies). */
+  /** Shortest measured window of a cell, s (at least six provider latencies). */
   readonly windowSeconds: number;
   /** Longest measured window, s: how far a window may grow to span six waves of a batching system. */
   readonly maxWindowSeconds: number;
@@ -62,16 +62,16 @@ const USAGE = `npm run bench [-- options]
   --budget N          PostgreSQL connections per system, its queue's own included (default 20)
   --latency LIST      fake provider latency in ms (default 0,50,200,1000)
   --warmup S          shortest warm-up of a cell, not measured (default 1; at least 2 latencies)
-  --window S          shortest measured window of a cell (default 3; at least 8 latencies)
+  --window S          shortest measured window of a cell (default 3; at least 6 latencies)
   --max-window S      a window grows until it spans 6 waves of calls (most calls in
-                      flight ÷ rows/s), up to this long (default 15)
+                      flight ÷ rows/s), up to this long (default 12)
   --claim-rows LIST   backlog sizes for the claim latency (default 10000,1000000)
   --excluded-rows N   due rows of a disabled channel at the head of the largest claim
                       backlog (default 1000000; 0 skips it)
   --systems LIST      any of ${SYSTEMS.join(',')} (default all)
-  --tune LIST         peer settings, e.g. pg-boss.workers=10,pg-boss.batch=50,
-                      graphile.concurrency=500,graphile.localQueue=500,
-                      graphile.completeJobBatchDelay=0 (defaults: docs/benchmarks.md)
+  --tune LIST         peer settings (defaults: pg-boss.workers=20,pg-boss.batch=100,
+                      graphile.concurrency=2000,graphile.localQueue=2000,
+                      graphile.completeJobBatchDelay=0; see docs/benchmarks.md)
 
 Uses DATABASE_URL's server when set (creating and dropping scratch databases there),
 otherwise an embedded PostgreSQL with its default durability (fsync and synchronous_commit on).`;
@@ -122,7 +122,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     ),
     warmupSeconds: positive(flags, 'warmup', 1),
     windowSeconds: positive(flags, 'window', 3),
-    maxWindowSeconds: positive(flags, 'max-window', 15),
+    maxWindowSeconds: positive(flags, 'max-window', 12),
     claimRows: list(flags, 'claim-rows', ['10000', '1000000']).map((v) =>
       parseInteger('claim-rows', v, 1),
     ),

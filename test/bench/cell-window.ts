@@ -7,7 +7,8 @@ export interface CellWindow {
 /**
  * A cell runs for its warm-up (pools filling, first fetches, the first waves of
  * calls) and then its window, which alone is measured. Both scale with the
- * provider latency, so a 1 s cell sees eight waves of calls in its window.
+ * provider latency, so a 1 s cell sees at least six waves of calls in its
+ * window (the harness lengthens it for systems whose waves are longer).
  */
 export function cellWindow(
   latencyMs: number,
@@ -16,7 +17,7 @@ export function cellWindow(
 ): CellWindow {
   return {
     warmupMs: Math.max(warmupSeconds * 1000, 2 * latencyMs),
-    windowMs: Math.max(windowSeconds * 1000, 8 * latencyMs),
+    windowMs: Math.max(windowSeconds * 1000, 6 * latencyMs),
   };
 }
 

@@ -8,7 +8,7 @@ import type { MemorySample } from './memory';
 import { BATCH_SIZE } from './ours-system';
 import type { RoundTrips } from './round-trips';
 import { median } from './stats';
-import type { CellRun, ThroughputCell } from './throughput';
+import { MIN_WAVES, type CellRun, type ThroughputCell } from './throughput';
 
 export interface MemoryFigures {
   readonly before: MemorySample;
@@ -50,6 +50,7 @@ export function renderReport(results: BenchResults): string {
   lines.push(
     `- Machine: ${environment.machine}; load average at start ${results.loadAtStart.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min)`,
   );
+  lines.push(`- Commit: ${environment.commit}`);
   lines.push(`- Node.js ${environment.node}`);
   lines.push(`- ${environment.postgres}`);
   lines.push(`- Packages: ${environment.packages}`);
@@ -61,7 +62,7 @@ export function renderReport(results: BenchResults): string {
     })
     .join(', ');
   lines.push(
-    `- Cells: ${options.rows} due rows (Failed, one channel) at the start of every cell; a cell warms up, then is measured over its window (${windows}), then stops and lets its calls finish; rows/s is the slope of the provider's returns over the window; each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (min–max)`,
+    `- Cells: ${options.rows} due rows (Failed, one channel) at the start of every cell; a cell warms up, then is measured over its window (warm-up + window: ${windows}; a window grows to span ${MIN_WAVES} waves of calls, most calls in flight ÷ rows/s, up to ${options.maxWindowSeconds} s), then stops and lets its calls finish; rows/s is the least-squares slope of the provider's returns over the window, every one of them checked committed (row Sent, attempt counted, one outbox event); each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (min–max)`,
   );
   lines.push(
     `- Connection budget: ${options.budget} per system, every pool it opens added up (the queue's own included)`,

@@ -14,7 +14,7 @@ import { fakeProvider } from './fake-provider';
 import { progress, rssMb, sleep } from './progress';
 
 /** Waves of calls (most calls seen in flight ÷ rows/s) a measured window spans at least, up to `--max-window`. */
-const MIN_WAVES = 6;
+export const MIN_WAVES = 6;
 
 /** One run of one (system, latency) cell. */
 export interface CellRun {
