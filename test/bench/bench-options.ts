@@ -8,6 +8,8 @@ export interface PeerTuning {
   readonly pgBossWorkers: number;
   /** pg-boss: jobs per fetch; a worker runs its batch with `Promise.all`. */
   readonly pgBossBatch: number;
+  /** pg-boss: 0 = on the application's pool (`db`); N = its own pool of N beside the app's. */
+  readonly pgBossOwnPool: number;
   /** graphile-worker: `concurrentJobs`. */
   readonly graphileConcurrency: number;
   /** graphile-worker: `localQueue.size` (-1: no local queue). */
@@ -19,6 +21,7 @@ export interface PeerTuning {
 export const DEFAULT_TUNING: PeerTuning = {
   pgBossWorkers: 20,
   pgBossBatch: 100,
+  pgBossOwnPool: 0,
   graphileConcurrency: 2000,
   graphileLocalQueue: 2000,
   graphileCompleteBatchDelayMs: 0,
@@ -27,6 +30,7 @@ export const DEFAULT_TUNING: PeerTuning = {
 const TUNING_KEYS: Record<string, keyof PeerTuning> = {
   'pg-boss.workers': 'pgBossWorkers',
   'pg-boss.batch': 'pgBossBatch',
+  'pg-boss.ownPool': 'pgBossOwnPool',
   'graphile.concurrency': 'graphileConcurrency',
   'graphile.localQueue': 'graphileLocalQueue',
   'graphile.completeJobBatchDelay': 'graphileCompleteBatchDelayMs',
@@ -70,7 +74,7 @@ const USAGE = `npm run bench [-- options]
                       backlog (default 1000000; 0 skips it)
   --systems LIST      any of ${SYSTEMS.join(',')} (default all)
   --tune LIST         peer settings (defaults: pg-boss.workers=20,pg-boss.batch=100,
-                      graphile.concurrency=2000,graphile.localQueue=2000,
+                      pg-boss.ownPool=0,graphile.concurrency=2000,graphile.localQueue=2000,
                       graphile.completeJobBatchDelay=0; see docs/benchmarks.md)
 
 Uses DATABASE_URL's server when set (creating and dropping scratch databases there),
@@ -143,7 +147,12 @@ function parseTuning(value: string | undefined): PeerTuning {
         `--tune: unknown key "${key}" (known: ${Object.keys(TUNING_KEYS).join(', ')})`,
       );
     }
-    const min = field === 'graphileLocalQueue' || field === 'graphileCompleteBatchDelayMs' ? -1 : 1;
+    const min =
+      field === 'graphileLocalQueue' || field === 'graphileCompleteBatchDelayMs'
+        ? -1
+        : field === 'pgBossOwnPool'
+          ? 0
+          : 1;
     tuning[field] = parseInteger(`tune ${key}`, raw ?? '', min);
   }
   return tuning;

@@ -135,7 +135,11 @@ async function throughputAndMemory(
         systems.push(new OursSystem(db.url, budget, concurrency));
       } else if (name === 'pg-boss') {
         progress(`pg-boss: installing its schema, enqueuing ${options.rows} jobs`);
-        const tuning = { workers: options.tuning.pgBossWorkers, batch: options.tuning.pgBossBatch };
+        const tuning = {
+          workers: options.tuning.pgBossWorkers,
+          batch: options.tuning.pgBossBatch,
+          ownPool: options.tuning.pgBossOwnPool,
+        };
         systems.push(await PgBossSystem.install(db.url, budget, tuning, await ids()));
         vacuumTables.push('pgboss.job');
       } else {

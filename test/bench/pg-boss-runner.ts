@@ -16,6 +16,12 @@ export interface PgBossTuning {
   readonly workers: number;
   /** `batchSize`: jobs per fetch, run together with `Promise.all`. */
   readonly batch: number;
+  /**
+   * 0: pg-boss on the application's pool (its `db` option), one pool of the
+   * budget. N > 0: pg-boss's own pool of N (`max`) beside the job body's pool of
+   * budget − N, as its README's constructor sets it up.
+   */
+  readonly ownPool: number;
 }
 
 /**
@@ -45,7 +51,16 @@ export class PgBossSystem implements BenchSystem {
   ) {
     this.callsInFlight = tuning.workers * tuning.batch;
     this.connections = budget;
-    this.description = `\`work()\` with \`localConcurrency: ${tuning.workers}\`, \`batchSize: ${tuning.batch}\`, \`burstWhenBatchFull\`, polling 0.5 s, each batch run with \`Promise.all\`; pg-boss on the app's one \`pg.Pool\` of ${budget} (its \`db\` option)`;
+    if (tuning.ownPool >= budget) {
+      throw new Error(
+        `--tune pg-boss.ownPool (${tuning.ownPool}) must leave the job body part of the budget (${budget})`,
+      );
+    }
+    const pools =
+      tuning.ownPool > 0
+        ? `pg-boss's own pool of ${tuning.ownPool} (\`max\`) and the job body's \`pg.Pool\` of ${budget - tuning.ownPool}`
+        : `pg-boss on the app's one \`pg.Pool\` of ${budget} (its \`db\` option)`;
+    this.description = `\`work()\` with \`localConcurrency: ${tuning.workers}\`, \`batchSize: ${tuning.batch}\`, \`burstWhenBatchFull\`, polling 0.5 s, each batch run with \`Promise.all\`; ${pools}`;
   }
 
   /** Installs pg-boss's schema and the queue and enqueues one job per notification. */
@@ -64,12 +79,14 @@ export class PgBossSystem implements BenchSystem {
   }
 
   async prepare(): Promise<PreparedCell> {
-    const pool = new Pool({ connectionString: this.url, max: this.connections });
+    const ownPool = this.tuning.ownPool;
+    const appPoolSize = this.connections - ownPool;
+    const pool = new Pool({ connectionString: this.url, max: appPoolSize });
     const errors: string[] = [];
     pool.on('error', (error) => errors.push(`pool: ${error.message}`));
-    await warmPool(pool, this.connections);
+    await warmPool(pool, appPoolSize);
     const db: Db = { executeSql: (text, values) => pool.query(text, values) };
-    const boss = new PgBoss({ db });
+    const boss = new PgBoss(ownPool > 0 ? { connectionString: this.url, max: ownPool } : { db });
     boss.on('error', (error) => errors.push(String(error)));
     await boss.start();
     const withPgClient = poolClient(pool);
