@@ -16,6 +16,21 @@ import { progress, rssMb, sleep } from './progress';
 /** Waves of calls (most calls seen in flight ÷ rows/s) a measured window spans at least, up to `--max-window`. */
 export const MIN_WAVES = 6;
 
+/** A stop (calls in flight finishing, pools closing) that takes longer is a hang, not a figure. */
+const STOP_TIMEOUT_MS = 120_000;
+
+async function withinTime<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** One run of one (system, latency) cell. */
 export interface CellRun {
   /** Rows per second over the measured window (slope of the provider's returns). */
@@ -131,7 +146,7 @@ async function runCell(
       measureTo = measureFrom + neededMs;
       await sleep(Math.max(0, measureTo - performance.now()));
     }
-    ({ ranDry } = await prepared.stop());
+    ({ ranDry } = await withinTime(prepared.stop(), STOP_TIMEOUT_MS, `${system.name} stopping`));
   } finally {
     samples = await sampler.stop();
   }
