@@ -61,15 +61,27 @@ export async function createMigratedScratchDatabase(
   return db;
 }
 
+/** A channel switched off: the cycle leaves its due rows alone (the claim latency's excluded head). */
+export const EXCLUDED_CHANNEL = 'sms';
+
 /** The benchmark channel, served by the fake provider, with no rate or concurrency limit. */
 export async function insertBenchChannel(client: Client): Promise<void> {
+  await insertChannel(client, BENCH_CHANNEL, true);
+}
+
+/** The disabled channel whose rows the claim latency puts at the head of the due index. */
+export async function insertExcludedChannel(client: Client): Promise<void> {
+  await insertChannel(client, EXCLUDED_CHANNEL, false);
+}
+
+async function insertChannel(client: Client, key: string, enabled: boolean): Promise<void> {
   await client.query(
     `INSERT INTO notification_channels
        (key, is_enabled, provider_key, max_attempts, backoff_kind, backoff_base_ms, backoff_max_ms,
         backoff_multiplier, timeout_ms)
-     VALUES ($1, true, $2, 5, 'Exponential', 60000, 3600000, 2, 5000)
+     VALUES ($1, $2, $3, 5, 'Exponential', 60000, 3600000, 2, 5000)
      ON CONFLICT (key) DO NOTHING`,
-    [BENCH_CHANNEL, BENCH_PROVIDER_KEY],
+    [key, enabled, BENCH_PROVIDER_KEY],
   );
 }
 
@@ -80,8 +92,14 @@ const LOAD_CHUNK = 100_000;
  * outage) with generate_series INSERTs. Due times are a day old, one
  * millisecond apart, so "oldest due first" is a total order; `created_at` is
  * the due time minus an hour, which is how `resetProcessedRows` restores them.
+ * `atHead` puts them a day earlier still: older than every row of the default
+ * load, at the head of the due index.
  */
-export async function loadDueRows(client: Client, count: number): Promise<void> {
+export async function loadDueRows(
+  client: Client,
+  count: number,
+  { channel = BENCH_CHANNEL, atHead = false }: { channel?: string; atHead?: boolean } = {},
+): Promise<void> {
   const [{ offset }] = (
     await client.query<{ offset: number }>(`SELECT count(*)::int AS offset FROM notifications`)
   ).rows;
@@ -97,8 +115,8 @@ export async function loadDueRows(client: Client, count: number): Promise<void> 
               'Failed', 1,
               t.due, t.due - interval '1 hour', t.due - interval '1 hour'
          FROM generate_series($2::int, $3::int) AS g
-        CROSS JOIN LATERAL (SELECT now() - interval '1 day' + g * interval '1 millisecond' AS due) AS t`,
-      [BENCH_CHANNEL, offset + done + 1, offset + done + chunk],
+        CROSS JOIN LATERAL (SELECT now() - $4::interval + g * interval '1 millisecond' AS due) AS t`,
+      [channel, offset + done + 1, offset + done + chunk, atHead ? '2 days' : '1 day'],
     );
     if (count > LOAD_CHUNK) progress(`  loaded ${done + chunk} / ${count} rows`);
   }
@@ -107,18 +125,32 @@ export async function loadDueRows(client: Client, count: number): Promise<void> 
 /**
  * Puts every row a cell processed back to its loaded state (due, Failed after
  * one attempt) and empties the outbox, so every cell starts from the same
- * backlog. Returns how many rows it restored.
+ * backlog. Returns the ids of the rows it restored.
  */
-export async function resetProcessedRows(client: Client): Promise<number> {
-  const { rowCount } = await client.query(
+export async function resetProcessedRows(client: Client): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
     `UPDATE notifications
         SET status = 'Failed', attempts = 1, next_attempt_at = created_at + interval '1 hour',
             scheduled_at = NULL, provider_message_id = NULL, sent_at = NULL,
             last_error_code = NULL, last_error_message = NULL, updated_at = created_at
-      WHERE status <> 'Failed' OR attempts <> 1`,
+      WHERE status <> 'Failed' OR attempts <> 1
+      RETURNING id`,
   );
   await client.query('TRUNCATE notification_outbox');
-  return rowCount ?? 0;
+  return rows.map((row) => row.id);
+}
+
+/** What a cell wrote: rows Sent with their attempt counted, and outbox events. */
+export async function countWritten(
+  client: Client,
+): Promise<{ sent: number; secondAttempts: number; events: number }> {
+  const { rows } = await client.query<{ sent: number; second_attempts: number; events: number }>(
+    `SELECT (SELECT count(*)::int FROM notifications WHERE status = 'Sent') AS sent,
+            (SELECT count(*)::int FROM notifications WHERE status = 'Sent' AND attempts = 2
+                AND sent_at IS NOT NULL AND next_attempt_at IS NULL AND provider_message_id IS NOT NULL) AS second_attempts,
+            (SELECT count(*)::int FROM notification_outbox) AS events`,
+  );
+  return { sent: rows[0].sent, secondAttempts: rows[0].second_attempts, events: rows[0].events };
 }
 
 /** Dead tuples from the previous cell must not slow the next one down. */

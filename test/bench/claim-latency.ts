@@ -3,7 +3,13 @@ import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { notificationsRetryEntities } from '../../libs/notifications-retry/src';
 import { NotificationRepository } from '../../libs/notifications-retry/src/persistence/notification.repository';
-import { BENCH_CHANNEL, loadDueRows, vacuum } from './bench-database';
+import {
+  BENCH_CHANNEL,
+  EXCLUDED_CHANNEL,
+  insertExcludedChannel,
+  loadDueRows,
+  vacuum,
+} from './bench-database';
 import { median, percentile } from './stats';
 
 /** Calls of the candidate scan timed per backlog size (after a warm-up). */
@@ -14,7 +20,10 @@ const COUNT_CALLS = 20;
 const BATCH = 200;
 
 export interface ClaimLatency {
+  /** Due rows of the enabled channel. */
   readonly dueRows: number;
+  /** Due rows of a disabled channel, all older than the enabled channel's (0: none). */
+  readonly excludedAtHead: number;
   readonly scanMedianMs: number;
   readonly scanP95Ms: number;
   /**
@@ -29,18 +38,36 @@ export interface ClaimLatency {
 /**
  * Times the library's own candidate scan (`NotificationRepository.findDueCandidates`,
  * batch 200, one enabled channel) as the cycle calls it, wall clock including
- * the round trip, after loading the table up to `dueRows` due rows. Also the
- * per-cycle snapshot and the backlog count, which read the whole backlog.
+ * the round trip, after loading the table up to `dueRows` due rows of the
+ * enabled channel and `excludedAtHead` due rows of a disabled one, older than
+ * all of them (the head of the due index, which the claim must not walk). Also
+ * the per-cycle snapshot and the backlog count, which read the whole backlog.
  */
 export async function measureClaimLatency(
   url: string,
   client: Client,
   dueRows: number,
+  excludedAtHead = 0,
 ): Promise<ClaimLatency> {
-  const [{ loaded }] = (
-    await client.query<{ loaded: number }>(`SELECT count(*)::int AS loaded FROM notifications`)
-  ).rows;
-  if (loaded < dueRows) await loadDueRows(client, dueRows - loaded);
+  const loaded = async (channel: string): Promise<number> =>
+    (
+      await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM notifications WHERE channel = $1`,
+        [channel],
+      )
+    ).rows[0].n;
+  const enabled = await loaded(BENCH_CHANNEL);
+  if (enabled < dueRows) await loadDueRows(client, dueRows - enabled);
+  if (excludedAtHead > 0) {
+    await insertExcludedChannel(client);
+    const excluded = await loaded(EXCLUDED_CHANNEL);
+    if (excluded < excludedAtHead) {
+      await loadDueRows(client, excludedAtHead - excluded, {
+        channel: EXCLUDED_CHANNEL,
+        atHead: true,
+      });
+    }
+  }
   await vacuum(client, ['notifications']);
 
   const dataSource = new DataSource({
@@ -71,6 +98,7 @@ export async function measureClaimLatency(
     const backlog = await time(COUNT_CALLS, () => repository.countFailedBacklog());
     return {
       dueRows,
+      excludedAtHead,
       scanMedianMs: median(scans),
       scanP95Ms: percentile(scans, 95),
       snapshotMedianMs: median(snapshots),

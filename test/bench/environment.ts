@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,8 @@ export interface BenchEnvironment {
   readonly node: string;
   readonly postgres: string;
   readonly packages: string;
+  /** The checkout's commit, "+ uncommitted changes" when the work tree differs from it. */
+  readonly commit: string;
 }
 
 const PACKAGES = ['@nestjs/core', 'typeorm', 'pg', 'pg-boss', 'graphile-worker'];
@@ -29,6 +32,7 @@ export async function describeEnvironment(
       `fsync=${await setting('fsync')}, synchronous_commit=${await setting('synchronous_commit')}, ` +
       `shared_buffers=${await setting('shared_buffers')}, max_connections=${await setting('max_connections')}`,
     packages: PACKAGES.map((name) => `${name} ${packageVersion(name)}`).join(', '),
+    commit: checkoutCommit(),
   };
 }
 
@@ -38,5 +42,18 @@ function packageVersion(name: string): string {
     return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
   } catch {
     return '?';
+  }
+}
+
+function checkoutCommit(): string {
+  const git = (...args: string[]): string =>
+    execFileSync('git', args, { cwd: join(__dirname, '..', '..'), encoding: 'utf8' }).trim();
+  try {
+    const commit = git('rev-parse', '--short', 'HEAD');
+    return git('status', '--porcelain', '--untracked-files=no') === ''
+      ? commit
+      : `${commit} + uncommitted changes`;
+  } catch {
+    return 'unknown (not a git checkout)';
   }
 }

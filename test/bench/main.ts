@@ -1,10 +1,13 @@
 /**
- * `npm run bench [-- --rows 100000 --runs 3]`: our retry cycle against the raw
- * per-row limit through `pg`, pg-boss and graphile-worker on one PostgreSQL,
- * plus claim latency, SQL round trips and RSS. Progress on stderr, the markdown
- * table on stdout. Not part of `npm test`. See docs/benchmarks.md.
+ * `npm run bench [-- --latency 200 --runs 1]`: our retry cycle against pg-boss
+ * and graphile-worker run as their documentation has a team run them, every
+ * system on one connection budget, at provider latencies from 0 to 1 s, beside
+ * the per-row write limit through `pg`; plus claim latency, SQL round trips and
+ * RSS. Progress on stderr, the markdown report on stdout. Not part of
+ * `npm test` (a tiny smoke run is). See docs/benchmarks.md.
  */
 import 'reflect-metadata';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import {
@@ -13,41 +16,49 @@ import {
   insertBenchChannel,
   loadDueRows,
   openBenchServer,
+  resetProcessedRows,
   vacuum,
   withClient,
   type BenchServer,
   type ScratchDatabase,
 } from './bench-database';
 import { parseBenchOptions, type BenchOptions } from './bench-options';
+import type { BenchSystem } from './bench-system';
 import { measureClaimLatency, type ClaimLatency } from './claim-latency';
+import { ConnectionSampler } from './connection-sampler';
 import { describeEnvironment } from './environment';
 import { fakeProvider } from './fake-provider';
-import { GraphileWorkerBench } from './graphile-worker-runner';
+import { GraphileWorkerSystem } from './graphile-worker-runner';
 import { sampleMemory } from './memory';
 import { drainWithCycles, startOurCycleApp } from './our-cycle';
-import { PgBossBench } from './pg-boss-runner';
+import { ourMaxConcurrency } from './our-max-concurrency';
+import { BATCH_SIZE, OursSystem } from './ours-system';
+import { PgBossSystem } from './pg-boss-runner';
 import { progress } from './progress';
+import { RawWriteLimit } from './raw-limit';
 import { renderReport, type MemoryFigures } from './report';
 import { measureRoundTrips } from './round-trip-figures';
-import type { RoundTrips } from './round-trips';
-import { BATCH_SIZE, measureThroughput, resetBacklog, type ThroughputCell } from './throughput';
+import { measureThroughput, type ThroughputCell } from './throughput';
 
 /** Everything opened so far, closed in reverse order on the way out (also on Ctrl-C). */
 const cleanups: Array<() => Promise<unknown>> = [];
 
 async function main(): Promise<void> {
   const options = parseBenchOptions(process.argv.slice(2));
+  const loadAtStart = loadavg();
   const started = performance.now();
   const server = await openBenchServer();
   cleanups.push(() => server.stop());
   const environment = await withClient(server.url, (client) =>
     describeEnvironment(client, server.description),
   );
-  progress(`${environment.postgres}`);
+  progress(
+    `${environment.postgres}; load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`,
+  );
 
-  const roundTrips: RoundTrips | null = await measureRoundTrips(server.url, options.runs);
+  const roundTrips = await measureRoundTrips(server.url, options.runs);
   const claim = await claimLatencies(server, options);
-  const { throughput, memory } = await throughputAndMemory(server, options);
+  const { throughput, memory, systems } = await throughputAndMemory(server, options);
 
   const results = {
     options,
@@ -55,7 +66,9 @@ async function main(): Promise<void> {
       .join(' ')
       .trim(),
     environment,
+    loadAtStart,
     durationS: (performance.now() - started) / 1000,
+    systems,
     throughput,
     claim,
     roundTrips,
@@ -70,17 +83,23 @@ async function claimLatencies(server: BenchServer, options: BenchOptions): Promi
   const client = await connect(db.url);
   try {
     await insertBenchChannel(client);
-    for (const size of [...options.claimRows].sort((a, b) => a - b)) {
-      progress(`claim latency: loading ${size} due rows`);
-      const result = await measureClaimLatency(db.url, client, size);
+    const sizes = [...options.claimRows].sort((a, b) => a - b);
+    const cases = sizes.map((size) => ({ size, excluded: 0 }));
+    if (options.excludedRows > 0) {
+      cases.push({ size: sizes[sizes.length - 1], excluded: options.excludedRows });
+    }
+    for (const { size, excluded } of cases) {
+      const what = `${size} due rows${excluded > 0 ? ` + ${excluded} of a disabled channel at the head` : ''}`;
+      progress(`claim latency: loading ${what}`);
+      const result = await measureClaimLatency(db.url, client, size, excluded);
       progress(
-        `claim latency at ${size} due rows: median ${result.scanMedianMs.toFixed(3)} ms, p95 ${result.scanP95Ms.toFixed(3)} ms`,
+        `claim latency at ${what}: median ${result.scanMedianMs.toFixed(3)} ms, p95 ${result.scanP95Ms.toFixed(3)} ms`,
       );
       results.push(result);
     }
   } finally {
     await client.end();
-    await dropScratch(db);
+    await db.drop();
   }
   return results;
 }
@@ -88,61 +107,101 @@ async function claimLatencies(server: BenchServer, options: BenchOptions): Promi
 async function throughputAndMemory(
   server: BenchServer,
   options: BenchOptions,
-): Promise<{ throughput: ThroughputCell[]; memory: MemoryFigures | null }> {
+): Promise<{
+  throughput: ThroughputCell[];
+  memory: MemoryFigures | null;
+  systems: readonly BenchSystem[];
+}> {
   const db = await scratch(server, 'throughput');
   const admin = await connect(db.url);
-  let pgBoss: PgBossBench | null = null;
-  let graphile: GraphileWorkerBench | null = null;
+  const systems: BenchSystem[] = [];
+  let sampler: ConnectionSampler | null = null;
   try {
     await insertBenchChannel(admin);
     progress(`loading ${options.rows} due rows`);
     await loadDueRows(admin, options.rows);
-    const vacuumTables = ['notifications'];
-    // One job per notification, oldest due first (only when a queue is benchmarked).
-    const dueIds = async (): Promise<string[]> =>
+    const vacuumTables = ['notifications', 'notification_outbox'];
+    const ids = async (): Promise<string[]> =>
       (await admin.query<{ id: string }>(`SELECT id FROM notifications ORDER BY due_at`)).rows.map(
         (row) => row.id,
       );
-    if (options.systems.includes('pg-boss')) {
-      progress(`pg-boss: installing its schema, enqueuing ${options.rows} jobs`);
-      pgBoss = await PgBossBench.start(db.url, Math.max(...options.concurrencies));
-      await pgBoss.enqueue(await dueIds());
-      vacuumTables.push('pgboss.job');
-    }
-    if (options.systems.includes('graphile-worker')) {
-      progress(`graphile-worker: installing its schema, enqueuing ${options.rows} jobs`);
-      graphile = await GraphileWorkerBench.start(db.url);
-      await graphile.enqueue(await dueIds());
-      vacuumTables.push('graphile_worker._private_jobs');
+    const budget = options.budget;
+    for (const name of options.systems) {
+      if (name === 'ours') {
+        const concurrency = await ourMaxConcurrency(db.url, budget, BATCH_SIZE);
+        progress(
+          `ours: the start-up checks accept at most concurrency ${concurrency} on a pool of ${budget}`,
+        );
+        systems.push(new OursSystem(db.url, budget, concurrency));
+      } else if (name === 'pg-boss') {
+        progress(`pg-boss: installing its schema, enqueuing ${options.rows} jobs`);
+        const tuning = {
+          workers: options.tuning.pgBossWorkers,
+          batch: options.tuning.pgBossBatch,
+          ownPool: options.tuning.pgBossOwnPool,
+        };
+        systems.push(await PgBossSystem.install(db.url, budget, tuning, await ids()));
+        vacuumTables.push('pgboss.job');
+      } else {
+        progress(`graphile-worker: installing its schema, enqueuing ${options.rows} jobs`);
+        const tuning = {
+          concurrency: options.tuning.graphileConcurrency,
+          localQueue: options.tuning.graphileLocalQueue,
+          completeBatchDelayMs: options.tuning.graphileCompleteBatchDelayMs,
+        };
+        systems.push(await GraphileWorkerSystem.install(db.url, budget, tuning, await ids()));
+        vacuumTables.push('graphile_worker._private_jobs');
+      }
     }
     await vacuum(admin, vacuumTables);
     await checkpoint(admin);
-    const context = { url: db.url, admin, options, pgBoss, graphile, vacuumTables };
 
-    let memory: MemoryFigures | null = null;
-    if (options.systems.includes('ours')) {
-      memory = await drainForMemory(db.url, options);
-      await resetBacklog(context);
+    const adminPid = (await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]
+      .pid;
+    sampler = await ConnectionSampler.open(db.url, [adminPid]);
+    const writeLimit = new RawWriteLimit(db.url, budget);
+    const ours = systems.find((s): s is OursSystem => s instanceof OursSystem);
+    const memory = ours ? await drainForMemory(db.url, options, ours) : null;
+    if (memory) {
+      await resetProcessedRows(admin);
+      await vacuum(admin, vacuumTables);
     }
-    const throughput = await measureThroughput(context);
-    return { throughput, memory };
+    const throughput = await measureThroughput({
+      admin,
+      sampler,
+      options,
+      systems,
+      writeLimit,
+      vacuumTables,
+    });
+    return { throughput, memory, systems: [writeLimit, ...systems] };
   } finally {
-    await pgBoss?.stop();
-    await graphile?.stop();
+    await sampler?.close();
+    for (const system of systems) await system.close();
     await admin.end();
-    await dropScratch(db);
+    await db.drop();
   }
 }
 
-/** RSS before and after our cycle (drain mode) drains the whole backlog, the largest one of this run. */
-async function drainForMemory(url: string, options: BenchOptions): Promise<MemoryFigures> {
-  const concurrency = Math.max(...options.concurrencies);
+/** RSS before and after our cycle (drain mode, 0 ms) drains the whole backlog: the largest drain of this run. */
+async function drainForMemory(
+  url: string,
+  options: BenchOptions,
+  ours: OursSystem,
+): Promise<MemoryFigures> {
   fakeProvider.latencyMs = 0;
-  const app = await startOurCycleApp({ url, concurrency, batchSize: BATCH_SIZE, drain: true });
+  const concurrency = ours.callsInFlight;
+  const app = await startOurCycleApp({
+    url,
+    poolSize: ours.connections,
+    concurrency,
+    batchSize: BATCH_SIZE,
+    drain: true,
+  });
   try {
     const before = sampleMemory();
     progress(`memory: draining all ${options.rows} rows, concurrency ${concurrency}, 0 ms`);
-    const drain = await drainWithCycles(app, Number.POSITIVE_INFINITY);
+    const drain = await drainWithCycles(app);
     const after = sampleMemory();
     const rowsPerSec = (drain.processed * 1000) / drain.elapsedMs;
     progress(
@@ -168,10 +227,6 @@ async function scratch(server: BenchServer, purpose: string): Promise<ScratchDat
   const db = await createMigratedScratchDatabase(server.url, purpose);
   cleanups.push(() => db.drop());
   return db;
-}
-
-async function dropScratch(db: ScratchDatabase): Promise<void> {
-  await db.drop();
 }
 
 async function connect(url: string): Promise<Client> {

@@ -58,11 +58,10 @@ class CountingLogger implements LoggerService {
   }
 }
 
-/** Connections beyond the worker's concurrency, as the host app sizes its pool (POOL_HEADROOM). */
-export const POOL_HEADROOM = 5;
-
 export interface OurCycleAppOptions {
   readonly url: string;
+  /** The TypeORM pool's `extra.max`: every connection the library and its host may open. */
+  readonly poolSize: number;
   readonly concurrency: number;
   readonly batchSize: number;
   /** Drain mode: claim again within the cycle while batches come back full. */
@@ -78,25 +77,35 @@ export interface OurCycleApp {
 
 /**
  * A Nest application context assembled as the host assembles it: its TypeORM
- * root (pool = concurrency + 5, as apps/pin-notifications sizes it), the retry
- * module with its schedule off, and a team module declaring the adapter.
+ * root (one pool of `poolSize`), the retry module with its schedule off, and a
+ * team module declaring the adapter. Start-up checks run as in the host: a
+ * rejected configuration throws here.
  */
 export async function startOurCycleApp(options: OurCycleAppOptions): Promise<OurCycleApp> {
   const logger = new CountingLogger();
+  // Kept so that a start-up check that rejects the configuration does not leave the pool open.
+  let opened: DataSource | null = null;
   const root: DynamicModule = {
     module: BenchHostModule,
     imports: [
-      TypeOrmModule.forRoot({
-        type: 'postgres',
-        url: options.url,
-        entities: notificationsRetryEntities,
-        migrationsRun: false,
-        synchronize: false,
-        logging: false,
-        extra: {
-          max: options.concurrency + POOL_HEADROOM,
-          connectionTimeoutMillis: 10_000,
-          keepAlive: true,
+      TypeOrmModule.forRootAsync({
+        useFactory: () => ({
+          type: 'postgres' as const,
+          url: options.url,
+          entities: notificationsRetryEntities,
+          migrationsRun: false,
+          synchronize: false,
+          logging: false,
+          extra: {
+            max: options.poolSize,
+            connectionTimeoutMillis: 10_000,
+            keepAlive: true,
+          },
+        }),
+        dataSourceFactory: async (dataSourceOptions) => {
+          if (!dataSourceOptions) throw new Error('TypeORM options missing');
+          opened = new DataSource(dataSourceOptions);
+          return opened.initialize();
         },
       }),
       NotificationsRetryModule.forRoot({
@@ -108,13 +117,22 @@ export async function startOurCycleApp(options: OurCycleAppOptions): Promise<Our
       BenchAdaptersModule,
     ],
   };
-  const app = await NestFactory.createApplicationContext(root, { logger, abortOnError: false });
+  const app = await NestFactory.createApplicationContext(root, {
+    logger,
+    abortOnError: false,
+  }).catch(async (error: unknown) => {
+    if (opened?.isInitialized) await opened.destroy();
+    throw error;
+  });
   const dataSource = app.get(DataSource);
   // TypeORM's postgres driver keeps its pg.Pool as `master`.
   await warmPool(
     (dataSource.driver as unknown as { master: Pool }).master,
-    options.concurrency + 1,
-  );
+    Math.min(options.poolSize, options.concurrency + 1),
+  ).catch(async (error: unknown) => {
+    await app.close();
+    throw error;
+  });
   return {
     cycles: app.get(RetryCycleService),
     dataSource,
@@ -125,20 +143,25 @@ export async function startOurCycleApp(options: OurCycleAppOptions): Promise<Our
 
 export interface DrainResult extends CellResult {
   readonly cycles: number;
+  /** The last cycle found no more due rows (rather than being stopped by the signal). */
+  readonly ranDry: boolean;
 }
 
 /**
- * Runs cycles back to back until one finds no more due rows, or until `capMs`
+ * Runs cycles back to back until one finds no more due rows or `signal` fires
  * (then the cycle stops claiming at the next row boundary and the rows in
- * flight finish, the library's own cooperative stop). In drain mode one cycle
+ * flight finish: the library's own cooperative stop). In drain mode one cycle
  * claims batch after batch; without it each cycle takes one batch.
  */
-export async function drainWithCycles(app: OurCycleApp, capMs: number): Promise<DrainResult> {
+export async function drainWithCycles(
+  app: OurCycleApp,
+  signal?: AbortSignal,
+): Promise<DrainResult> {
   const started = performance.now();
-  const signal = Number.isFinite(capMs) ? AbortSignal.timeout(capMs) : undefined;
   let processed = 0;
   let errors = 0;
   let cycles = 0;
+  let ranDry = false;
   for (;;) {
     const report = await app.cycles.runCycle(signal ? { signal } : {});
     cycles++;
@@ -147,14 +170,17 @@ export async function drainWithCycles(app: OurCycleApp, capMs: number): Promise<
     }
     processed += report.counts.processed;
     errors += report.counts.errors;
-    if (report.stopReason === 'no-more-due' || report.stopReason === 'cancelled') break;
     if (report.stopReason === 'lease-lost') throw new Error('lease lost during the benchmark');
-    if (signal?.aborted) break;
+    if (report.stopReason === 'no-more-due' && !signal?.aborted) {
+      ranDry = true;
+      break;
+    }
+    if (report.stopReason === 'cancelled' || signal?.aborted) break;
   }
   if (errors > 0) {
     throw new Error(
       `our cycle reported ${errors} item errors: ${JSON.stringify(app.logger.errors)}`,
     );
   }
-  return { processed, errors, cycles, elapsedMs: performance.now() - started };
+  return { processed, errors, cycles, ranDry, elapsedMs: performance.now() - started };
 }

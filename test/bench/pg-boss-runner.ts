@@ -1,151 +1,184 @@
-import { performance } from 'node:perf_hooks';
-import PgBoss from 'pg-boss';
+import { PgBoss, type Db, type Job } from 'pg-boss';
 import { Pool } from 'pg';
-import type { CellResult } from './cell-result';
-import { POOL_HEADROOM } from './our-cycle';
-import { sleep } from './progress';
+import type { BenchSystem, PreparedCell } from './bench-system';
+import { poolClient, sendNotificationJob } from './peer-job';
 import { warmPool } from './warm-pool';
-import { processById } from './unit-of-work';
 
-const QUEUE = 'notification-retry';
+const QUEUE = 'notification-send';
 const INSERT_CHUNK = 5_000;
 
 interface NotificationJob {
   id: string;
 }
 
+export interface PgBossTuning {
+  /** `localConcurrency`: polling workers of the one `work()` call. */
+  readonly workers: number;
+  /** `batchSize`: jobs per fetch, run together with `Promise.all`. */
+  readonly batch: number;
+  /**
+   * 0: pg-boss on the application's pool (its `db` option), one pool of the
+   * budget. N > 0: pg-boss's own pool of N (`max`) beside the job body's pool of
+   * budget − N, as its README's constructor sets it up.
+   */
+  readonly ownPool: number;
+}
+
 /**
- * pg-boss 10 doing the same job: one job per notification, the job body is the
- * unit of work by id. Concurrency C is C `work()` workers, each processing
- * its fetched batch one job at a time, so at most C rows are in flight.
+ * pg-boss 12 as its documentation has a team run it: one job per notification
+ * in a queue, `work()` with a batch handler that runs the job body on every job
+ * of the batch at once (`Promise.all`); pg-boss completes the batch when the
+ * handler returns. The job body calls the provider with no transaction open,
+ * then writes the row and its outbox event in one short transaction
+ * (`sendNotificationJob`).
  *
- * Tuned in pg-boss's favour: after every fetch a pg-boss 10 worker sleeps for
- * the rest of its polling interval (≥ 0.5 s), which caps a worker at
- * `batchSize` jobs per 0.5 s; a handler that got a full batch therefore calls
- * `notifyWorker()` so the worker fetches again at once. 100 jobs per fetch was
- * the fastest of 10, 25, 50, 100, 200 on the reference machine. Completion is
- * one statement per batch.
+ * One connection budget: pg-boss gets the application's own `pg.Pool` through
+ * its `db` option (one pool of the whole budget, shared by pg-boss's fetches and
+ * completions and the job body's reads and writes) instead of a second pool of
+ * its own. `burstWhenBatchFull` lets a worker fetch again at once while its
+ * fetches come back full, instead of sleeping out its polling interval.
  */
-export class PgBossBench {
-  static readonly BATCH = 100;
+export class PgBossSystem implements BenchSystem {
+  readonly name = 'pg-boss' as const;
+  readonly callsInFlight: number;
+  readonly connections: number;
+  readonly description: string;
 
   private constructor(
-    private readonly boss: PgBoss,
     private readonly url: string,
-  ) {}
+    budget: number,
+    private readonly tuning: PgBossTuning,
+  ) {
+    this.callsInFlight = tuning.workers * tuning.batch;
+    this.connections = budget;
+    if (tuning.ownPool >= budget) {
+      throw new Error(
+        `--tune pg-boss.ownPool (${tuning.ownPool}) must leave the job body part of the budget (${budget})`,
+      );
+    }
+    const pools =
+      tuning.ownPool > 0
+        ? `pg-boss's own pool of ${tuning.ownPool} (\`max\`) and the job body's \`pg.Pool\` of ${budget - tuning.ownPool}`
+        : `pg-boss on the app's one \`pg.Pool\` of ${budget} (its \`db\` option)`;
+    this.description = `\`work()\` with \`localConcurrency: ${tuning.workers}\`, \`batchSize: ${tuning.batch}\`, \`burstWhenBatchFull\`, polling 0.5 s, each batch run with \`Promise.all\`; ${pools}`;
+  }
 
-  /** Installs pg-boss's schema and the queue; maintenance and cron are off, as in a worker-only process. */
-  static async start(url: string, maxConcurrency: number): Promise<PgBossBench> {
+  /** Installs pg-boss's schema and the queue and enqueues one job per notification. */
+  static async install(
+    url: string,
+    budget: number,
+    tuning: PgBossTuning,
+    ids: readonly string[],
+  ): Promise<PgBossSystem> {
+    const system = new PgBossSystem(url, budget, tuning);
+    await system.withAdminBoss(async (boss) => {
+      await boss.createQueue(QUEUE);
+      await enqueue(boss, ids);
+    });
+    return system;
+  }
+
+  async prepare(): Promise<PreparedCell> {
+    const ownPool = this.tuning.ownPool;
+    const appPoolSize = this.connections - ownPool;
+    const pool = new Pool({ connectionString: this.url, max: appPoolSize });
+    const errors: string[] = [];
+    pool.on('error', (error) => errors.push(`pool: ${error.message}`));
+    await warmPool(pool, appPoolSize);
+    const db: Db = { executeSql: (text, values) => pool.query(text, values) };
+    const boss = new PgBoss(ownPool > 0 ? { connectionString: this.url, max: ownPool } : { db });
+    boss.on('error', (error) => errors.push(String(error)));
+    await boss.start();
+    const withPgClient = poolClient(pool);
+    let ranDry = false;
+    let stopping = false;
+    return {
+      start: async () => {
+        await boss.work<NotificationJob>(
+          QUEUE,
+          {
+            localConcurrency: this.tuning.workers,
+            batchSize: this.tuning.batch,
+            burstWhenBatchFull: true,
+            pollingIntervalSeconds: 0.5,
+          },
+          async (jobs: Job<NotificationJob>[]) => {
+            if (jobs.length < this.tuning.batch && !stopping) ranDry = true;
+            await Promise.all(
+              jobs.map(async (job) => {
+                try {
+                  await sendNotificationJob(withPgClient, job.data.id, job.id);
+                } catch (error) {
+                  errors.push(`job: ${String(error)}`);
+                  throw error;
+                }
+              }),
+            );
+          },
+        );
+      },
+      stop: async () => {
+        stopping = true;
+        try {
+          // Stops fetching and waits for the batches in flight, which pg-boss then completes.
+          await boss.offWork(QUEUE, { wait: true });
+          await boss.stop({ graceful: true, timeout: 30_000 });
+        } finally {
+          await pool.end();
+        }
+        if (errors.length > 0) throw new Error(`pg-boss errors: ${errors.slice(0, 5).join('; ')}`);
+        return { ranDry };
+      },
+    };
+  }
+
+  /** Completed jobs are kept by pg-boss: deleted, and one new job per row put back. */
+  async restoreJobs(processedIds: readonly string[]): Promise<void> {
+    await this.withAdminBoss(async (boss) => {
+      const { rows } = await boss
+        .getDb()
+        .executeSql(
+          `SELECT count(*)::int AS active FROM pgboss.job WHERE name = $1 AND state = 'active'`,
+          [QUEUE],
+        );
+      const active = (rows[0] as { active: number }).active;
+      if (active > 0) throw new Error(`pg-boss left ${active} active jobs behind`);
+      await boss.deleteStoredJobs(QUEUE);
+      await enqueue(boss, processedIds);
+    });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  notes(): string[] {
+    return [];
+  }
+
+  /** A short-lived instance of its own for setup between cells (maintenance off). */
+  private async withAdminBoss(work: (boss: PgBoss) => Promise<void>): Promise<void> {
     const boss = new PgBoss({
-      connectionString: url,
-      max: maxConcurrency + POOL_HEADROOM,
+      connectionString: this.url,
+      max: 2,
       supervise: false,
       schedule: false,
     });
-    boss.on('error', (error) => process.stderr.write(`pg-boss error: ${String(error)}\n`));
+    boss.on('error', (error) => process.stderr.write(`pg-boss (setup) error: ${String(error)}\n`));
     await boss.start();
-    await boss.createQueue(QUEUE);
-    return new PgBossBench(boss, url);
-  }
-
-  /** One job per notification id. */
-  async enqueue(ids: readonly string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      await this.boss.insert(
-        ids.slice(i, i + INSERT_CHUNK).map((id) => ({ name: QUEUE, data: { id } })),
-      );
-    }
-  }
-
-  async run(concurrency: number, capMs: number, due: number): Promise<CellResult> {
-    const pool = new Pool({ connectionString: this.url, max: concurrency + POOL_HEADROOM });
-    const consumedJobs: string[] = [];
-    const consumedRows: string[] = [];
-    let processed = 0;
-    let inFlight = 0;
-    let stopping = false;
-    let lastFinished = 0;
-    await warmPool(pool, concurrency).catch(async (error: unknown) => {
-      await pool.end();
-      throw error;
-    });
-    const started = performance.now();
-    const deadline = started + capMs;
-    const handler = async (
-      jobs: PgBoss.Job<NotificationJob>[],
-      workerId: string | undefined,
-    ): Promise<void> => {
-      inFlight++;
-      try {
-        for (const job of jobs) {
-          consumedJobs.push(job.id);
-          consumedRows.push(job.data.id);
-          // Past the cap: the job is consumed (pg-boss completes the batch) but its row stays due.
-          if (stopping || performance.now() >= deadline) continue;
-          const client = await pool.connect();
-          try {
-            if (await processById(client, job.data.id)) processed++;
-          } finally {
-            client.release();
-          }
-          lastFinished = performance.now();
-        }
-        // A full batch means more are waiting: skip the rest of the polling interval.
-        if (jobs.length === PgBossBench.BATCH && workerId && !stopping) {
-          this.boss.notifyWorker(workerId);
-        }
-      } finally {
-        inFlight--;
-      }
-    };
     try {
-      for (let i = 0; i < concurrency; i++) {
-        // The id is known once work() resolves; a handler can in principle run before that.
-        const worker: { id?: string } = {};
-        worker.id = await this.boss.work<NotificationJob>(
-          QUEUE,
-          { batchSize: PgBossBench.BATCH, pollingIntervalSeconds: 0.5 },
-          (jobs) => handler(jobs, worker.id),
-        );
-      }
-      while (performance.now() < deadline && processed < due) await sleep(2);
-      stopping = true;
-      await this.boss.offWork(QUEUE);
-      // A fetch already sent when the workers were told to stop still hands its jobs over.
-      await sleep(50);
-      while (inFlight > 0) await sleep(2);
-      await this.waitForCompletions();
-      const elapsedMs = (lastFinished || performance.now()) - started;
-      // Put back one job per consumed notification, so every cell starts with one job per due row.
-      await this.deleteJobs(consumedJobs);
-      await this.enqueue(consumedRows);
-      return { processed, errors: 0, elapsedMs };
+      await work(boss);
     } finally {
-      await pool.end();
+      await boss.stop({ graceful: false });
     }
   }
+}
 
-  async stop(): Promise<void> {
-    await this.boss.stop({ graceful: true, wait: true, timeout: 5_000 });
-  }
-
-  /** pg-boss completes a batch after its handler returns, without awaiting it. */
-  private async waitForCompletions(): Promise<void> {
-    const db = this.boss.getDb();
-    for (let i = 0; i < 500; i++) {
-      const { rows } = await db.executeSql(
-        `SELECT count(*)::int AS active FROM pgboss.job WHERE name = $1 AND state = 'active'`,
-        [QUEUE],
-      );
-      if ((rows[0] as { active: number }).active === 0) return;
-      await sleep(10);
-    }
-    throw new Error('pg-boss left active jobs behind');
-  }
-
-  private async deleteJobs(ids: readonly string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
-      await this.boss.deleteJob(QUEUE, ids.slice(i, i + INSERT_CHUNK));
-    }
+async function enqueue(boss: PgBoss, ids: readonly string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    await boss.insert(
+      QUEUE,
+      ids.slice(i, i + INSERT_CHUNK).map((id) => ({ data: { id } })),
+    );
   }
 }

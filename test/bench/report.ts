@@ -1,12 +1,14 @@
 import type { BenchOptions } from './bench-options';
+import type { BenchSystem } from './bench-system';
+import { cellWindow } from './cell-window';
 import type { ClaimLatency } from './claim-latency';
 import type { BenchEnvironment } from './environment';
 import { fakeProvider } from './fake-provider';
 import type { MemorySample } from './memory';
-import { PgBossBench } from './pg-boss-runner';
+import { BATCH_SIZE } from './ours-system';
 import type { RoundTrips } from './round-trips';
 import { median } from './stats';
-import { BATCH_SIZE, type ThroughputCell } from './throughput';
+import { MIN_WAVES, type CellRun, type ThroughputCell } from './throughput';
 
 export interface MemoryFigures {
   readonly before: MemorySample;
@@ -21,42 +23,66 @@ export interface BenchResults {
   readonly options: BenchOptions;
   readonly command: string;
   readonly environment: BenchEnvironment;
+  /** `os.loadavg()` when the run started: 1, 5 and 15 minutes. */
+  readonly loadAtStart: readonly number[];
   readonly durationS: number;
+  /** The write limit first, then the systems of `--systems`. */
+  readonly systems: readonly BenchSystem[];
   readonly throughput: readonly ThroughputCell[];
   readonly claim: readonly ClaimLatency[];
   readonly roundTrips: RoundTrips | null;
   readonly memory: MemoryFigures | null;
 }
 
+const LABELS: Record<BenchSystem['name'], string> = {
+  'write-limit': 'per-row write limit (`pg`)',
+  ours: 'ours',
+  'pg-boss': 'pg-boss',
+  'graphile-worker': 'graphile-worker',
+};
+
 /** The markdown printed to stdout. */
 export function renderReport(results: BenchResults): string {
   const { options, environment } = results;
   const lines: string[] = [];
   lines.push('## Notifications retry worker: benchmark', '');
-  lines.push(`- Machine: ${environment.machine}`);
+  lines.push(`- Date: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+  lines.push(
+    `- Machine: ${environment.machine}; load average at start ${results.loadAtStart.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min)`,
+  );
+  lines.push(`- Commit: ${environment.commit}`);
   lines.push(`- Node.js ${environment.node}`);
   lines.push(`- ${environment.postgres}`);
   lines.push(`- Packages: ${environment.packages}`);
   lines.push(`- Command: \`${results.command}\` (${results.durationS.toFixed(0)} s)`);
+  const windows = options.latencies
+    .map((l) => {
+      const w = cellWindow(l, options.warmupSeconds, options.windowSeconds);
+      return `${l} ms: ${fmt(w.warmupMs / 1000, 1)} s + ${fmt(w.windowMs / 1000, 1)} s`;
+    })
+    .join(', ');
   lines.push(
-    `- Backlog: ${options.rows} due rows (Failed, one channel, fake provider); every throughput cell starts from the full backlog and drains it or stops claiming after ${options.seconds} s; each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'}`,
+    `- Cells: ${options.rows} due rows (Failed, one channel) at the start of every cell; a cell warms up, then is measured over its window (warm-up + window: ${windows}; a window grows to span ${MIN_WAVES} waves of calls, most calls in flight ÷ rows/s, up to ${options.maxWindowSeconds} s), then stops and lets its calls finish; rows/s is the least-squares slope of the provider's returns over the window, every one of them checked committed (row Sent, attempt counted, one outbox event); each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (min–max)`,
   );
   lines.push(
-    `- Systems: **ours** = a Nest app context with \`NotificationsRetryModule\` (batch ${BATCH_SIZE}, with and without \`drain\`, schedule off, cycles run back to back, pool = concurrency + 5, the library's log lines counted but not written); ` +
-      `**raw \`pg\` limit** = one dedicated connection per worker looping BEGIN / SELECT … FOR UPDATE SKIP LOCKED LIMIT 1 / provider / UPDATE / INSERT outbox / COMMIT (unnamed statements); ` +
-      `**pg-boss** = concurrency × \`work()\` workers of ${PgBossBench.BATCH} jobs per fetch, handled one at a time, \`notifyWorker()\` after a full batch; ` +
-      `**graphile-worker** = \`run()\` with its defaults and \`concurrency\`; both queues run the raw unit of work by id (BEGIN / SELECT … FOR UPDATE / provider / UPDATE / INSERT outbox / COMMIT) with one job per notification`,
+    `- Connection budget: ${options.budget} per system, every pool it opens added up (the queue's own included)`,
   );
+  for (const system of results.systems) {
+    const notes = system.notes();
+    lines.push(
+      `- **${LABELS[system.name]}**: ${system.description}${notes.length > 0 ? `. Note: ${notes.join('; ')}` : ''}`,
+    );
+  }
   const slept = options.latencies
     .filter((l) => l > 0)
     .map((l) => `${l} ms sleeps took ${fmt(fakeProvider.meanSleptMs(l), 1)} ms on average`);
   if (slept.length > 0) lines.push(`- Fake provider: ${slept.join('; ')}`);
   lines.push('');
   lines.push(...throughputTable(results));
+  lines.push(...summaryTable(results));
   lines.push(...claimTable(results));
   lines.push(...roundTripTable(results));
   lines.push(...memoryTable(results));
-  lines.push(...targetTable(results));
   return lines.join('\n');
 }
 
@@ -64,48 +90,100 @@ const fmt = (value: number, digits = 0): string =>
   Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
 const ratio = (a: number, b: number): string =>
   Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${(a / b).toFixed(2)}×` : 'n/a';
+const percent = (a: number, b: number): string =>
+  Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${((a / b) * 100).toFixed(0)} %` : 'n/a';
 
-function cellMedian(
-  cells: readonly ThroughputCell[],
-  system: string,
-  latencyMs: number,
-  concurrency: number,
-): number {
-  const cell = cells.find(
-    (c) => c.system === system && c.latencyMs === latencyMs && c.concurrency === concurrency,
-  );
-  return cell ? median(cell.rowsPerSec) : Number.NaN;
+function rates(cell: ThroughputCell | undefined): number[] {
+  return cell ? cell.runs.map((r) => r.rowsPerSec).filter(Number.isFinite) : [];
 }
 
-function fasterQueue(
-  cells: readonly ThroughputCell[],
-  latencyMs: number,
-  concurrency: number,
-): number {
-  const boss = cellMedian(cells, 'pg-boss', latencyMs, concurrency);
-  const graphile = cellMedian(cells, 'graphile-worker', latencyMs, concurrency);
-  const known = [boss, graphile].filter(Number.isFinite);
-  return known.length > 0 ? Math.max(...known) : Number.NaN;
+function cellMedian(cell: ThroughputCell | undefined): number {
+  return median(rates(cell));
 }
 
-function throughputTable({ options, throughput }: BenchResults): string[] {
+function findCell(
+  cells: readonly ThroughputCell[],
+  system: BenchSystem['name'],
+  latencyMs: number,
+): ThroughputCell | undefined {
+  return cells.find((c) => c.system === system && c.latencyMs === latencyMs);
+}
+
+/** min(calls in flight ÷ latency, the per-row write limit of this run). */
+function ideal(cells: readonly ThroughputCell[], callsInFlight: number, latencyMs: number): number {
+  const writeLimit = cellMedian(findCell(cells, 'write-limit', 0));
+  return latencyMs === 0 ? writeLimit : Math.min((callsInFlight * 1000) / latencyMs, writeLimit);
+}
+
+function figure(cell: ThroughputCell): string {
+  const values = rates(cell);
+  if (values.length === 0) return 'n/a';
+  const dry = cell.runs.some((r) => r.ranDry) ? ' (ran dry)' : '';
+  if (values.length === 1) return `${fmt(values[0])}${dry}`;
+  return `${fmt(median(values))} (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})${dry}`;
+}
+
+function connectionColumns(runs: readonly CellRun[]): string[] {
+  const mean = (pick: (r: CellRun) => number): string => fmt(median(runs.map(pick)), 1);
+  const max = (pick: (r: CellRun) => number): string => fmt(Math.max(...runs.map(pick)));
+  return [
+    `${mean((r) => r.connections.inUseMean)} / ${max((r) => r.connections.inUseMax)}`,
+    `${mean((r) => r.connections.idleInTransactionMean)} / ${max((r) => r.connections.idleInTransactionMax)}`,
+    max((r) => r.openMax),
+  ];
+}
+
+function throughputTable({ options, throughput, systems }: BenchResults): string[] {
   if (throughput.length === 0) return [];
   const lines = [
-    '### Throughput, rows/s',
+    `### Throughput on a budget of ${options.budget} connections`,
     '',
-    `| provider latency | concurrency | ours (drain) | ours (no drain) | raw \`pg\` limit | pg-boss | graphile-worker | ours / raw | ours / faster queue | ideal |`,
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| provider latency | system | calls in flight | rows/s: median (min–max) | ideal | share of ideal | connections in use: mean / max | idle in transaction: mean / max | open, max |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
   ];
+  const writeLimit = findCell(throughput, 'write-limit', 0);
+  if (writeLimit) {
+    lines.push(
+      `| 0 ms | ${LABELS['write-limit']} | ${writeLimit.callsInFlight} | ${figure(writeLimit)} | – | – | ${connectionColumns(writeLimit.runs).join(' | ')} |`,
+    );
+  }
   for (const latencyMs of options.latencies) {
-    for (const concurrency of options.concurrencies) {
-      const ours = cellMedian(throughput, 'ours', latencyMs, concurrency);
-      const raw = cellMedian(throughput, 'raw', latencyMs, concurrency);
+    for (const system of systems) {
+      if (system.name === 'write-limit') continue;
+      const cell = findCell(throughput, system.name, latencyMs);
+      if (!cell) continue;
+      const best = ideal(throughput, cell.callsInFlight, latencyMs);
       lines.push(
-        `| ${latencyMs} ms | ${concurrency} | ${fmt(ours)} | ${fmt(cellMedian(throughput, 'ours-no-drain', latencyMs, concurrency))} | ${fmt(raw)} | ` +
-          `${fmt(cellMedian(throughput, 'pg-boss', latencyMs, concurrency))} | ${fmt(cellMedian(throughput, 'graphile-worker', latencyMs, concurrency))} | ` +
-          `${ratio(ours, raw)} | ${ratio(ours, fasterQueue(throughput, latencyMs, concurrency))} | ${latencyMs > 0 ? fmt((concurrency * 1000) / latencyMs) : '–'} |`,
+        `| ${latencyMs} ms | ${LABELS[system.name]} | ${cell.callsInFlight} | ${figure(cell)} | ${fmt(best)} | ${percent(cellMedian(cell), best)} | ${connectionColumns(cell.runs).join(' | ')} |`,
       );
     }
+  }
+  lines.push('');
+  return lines;
+}
+
+function summaryTable({ options, throughput, systems }: BenchResults): string[] {
+  const peers = systems.filter((s) => s.name === 'pg-boss' || s.name === 'graphile-worker');
+  const ours = systems.find((s) => s.name === 'ours');
+  if (!ours || peers.length === 0) return [];
+  const lines = [
+    '### Ours against the best peer',
+    '',
+    `| provider latency | ours (${ours.callsInFlight} in flight) | best peer | ours / best | ours' ideal |`,
+    '|---:|---:|---|---:|---:|',
+  ];
+  for (const latencyMs of options.latencies) {
+    const oursRate = cellMedian(findCell(throughput, 'ours', latencyMs));
+    const best = peers
+      .map((peer) => ({ peer, rate: cellMedian(findCell(throughput, peer.name, latencyMs)) }))
+      .filter((p) => Number.isFinite(p.rate))
+      .reduce<{ peer: BenchSystem; rate: number } | null>(
+        (a, b) => (a === null || b.rate > a.rate ? b : a),
+        null,
+      );
+    lines.push(
+      `| ${latencyMs} ms | ${fmt(oursRate)} | ${best ? `${fmt(best.rate)} (${LABELS[best.peer.name]})` : 'n/a'} | ${best ? ratio(oursRate, best.rate) : 'n/a'} | ${fmt(ideal(throughput, ours.callsInFlight, latencyMs))} |`,
+    );
   }
   lines.push('');
   return lines;
@@ -114,21 +192,24 @@ function throughputTable({ options, throughput }: BenchResults): string[] {
 function claimTable({ claim }: BenchResults): string[] {
   if (claim.length === 0) return [];
   const lines = [
-    '### Claim latency (candidate scan, batch 200, wall clock with the round trip)',
+    `### Claim latency (candidate scan, batch ${BATCH_SIZE}, wall clock with the round trip)`,
     '',
     '| due rows | scan median | scan p95 | per-cycle `cycleSnapshot` median | end-of-cycle `countFailedBacklog` median |',
-    '|---:|---:|---:|---:|---:|',
+    '|---|---:|---:|---:|---:|',
   ];
+  const label = (c: ClaimLatency): string =>
+    c.excludedAtHead > 0
+      ? `${c.dueRows} + ${c.excludedAtHead} of a disabled channel at the head`
+      : `${c.dueRows}`;
   for (const c of claim) {
     lines.push(
-      `| ${c.dueRows} | ${fmt(c.scanMedianMs, 3)} ms | ${fmt(c.scanP95Ms, 3)} ms | ${fmt(c.snapshotMedianMs, 2)} ms | ${fmt(c.countBacklogMedianMs, 2)} ms |`,
+      `| ${label(c)} | ${fmt(c.scanMedianMs, 3)} ms | ${fmt(c.scanP95Ms, 3)} ms | ${fmt(c.snapshotMedianMs, 2)} ms | ${fmt(c.countBacklogMedianMs, 2)} ms |`,
     );
   }
-  if (claim.length > 1) {
-    const first = claim[0];
-    const last = claim[claim.length - 1];
+  const first = claim[0];
+  for (const c of claim.slice(1)) {
     lines.push(
-      `| ratio ${last.dueRows} / ${first.dueRows} | ${ratio(last.scanMedianMs, first.scanMedianMs)} | ${ratio(last.scanP95Ms, first.scanP95Ms)} | ${ratio(last.snapshotMedianMs, first.snapshotMedianMs)} | ${ratio(last.countBacklogMedianMs, first.countBacklogMedianMs)} |`,
+      `| ratio (${label(c)}) / ${first.dueRows} | ${ratio(c.scanMedianMs, first.scanMedianMs)} | ${ratio(c.scanP95Ms, first.scanP95Ms)} | ${ratio(c.snapshotMedianMs, first.snapshotMedianMs)} | ${ratio(c.countBacklogMedianMs, first.countBacklogMedianMs)} |`,
     );
   }
   lines.push('');
@@ -137,7 +218,7 @@ function claimTable({ claim }: BenchResults): string[] {
 
 function roundTripTable({ roundTrips }: BenchResults): string[] {
   if (!roundTrips) return [];
-  const lines = [
+  return [
     '### SQL round trips (statements sent, library defaults)',
     '',
     '| | statements |',
@@ -146,7 +227,8 @@ function roundTripTable({ roundTrips }: BenchResults): string[] {
     `| cycle processing one row | ${roundTrips.oneRowCycle} |`,
     `| cycle processing two rows | ${roundTrips.twoRowCycle} |`,
     `| per row (two rows − one row) | ${roundTrips.twoRowCycle - roundTrips.oneRowCycle} |`,
-    `| hand-written unit of work, per row | ${roundTrips.rawPerRow} |`,
+    `| a peer's job body, per row (read; BEGIN / UPDATE / INSERT outbox / COMMIT; the queue's fetch and completion come on top, shared by a batch) | ${roundTrips.peerJobPerRow} |`,
+    `| the write limit, per row (one autocommit statement) | ${roundTrips.writeLimitPerRow} |`,
     '',
     '<details><summary>Statements of the one-row cycle</summary>',
     '',
@@ -157,7 +239,6 @@ function roundTripTable({ roundTrips }: BenchResults): string[] {
     '</details>',
     '',
   ];
-  return lines;
 }
 
 function memoryTable({ memory }: BenchResults): string[] {
@@ -172,64 +253,4 @@ function memoryTable({ memory }: BenchResults): string[] {
     `| growth | ${fmt(memory.after.rssMb - memory.before.rssMb, 1)} MB | ${fmt(memory.after.heapUsedMb - memory.before.heapUsedMb, 1)} MB |`,
     '',
   ];
-}
-
-function targetTable(results: BenchResults): string[] {
-  const { options, throughput, claim, roundTrips, memory } = results;
-  const rows: string[] = [];
-  const verdict = (ok: boolean | null): string => (ok === null ? 'n/a' : ok ? 'met' : 'missed');
-
-  if (options.latencies.includes(0)) {
-    const ratios = options.concurrencies.map((c) => ({
-      c,
-      r: cellMedian(throughput, 'ours', 0, c) / cellMedian(throughput, 'raw', 0, c),
-    }));
-    const known = ratios.filter((x) => Number.isFinite(x.r));
-    if (known.length > 0) {
-      rows.push(
-        `| zero-latency drain ≥ 80 % of the raw limit | ${known.map((x) => `c=${x.c}: ${fmt(x.r * 100)} %`).join(', ')} | ${verdict(known.every((x) => x.r >= 0.8))} |`,
-      );
-    }
-  }
-  const ours20 = cellMedian(throughput, 'ours', 20, 16);
-  if (Number.isFinite(ours20)) {
-    rows.push(
-      `| 20 ms provider, concurrency 16 ≥ 90 % of 800 rows/s | ${fmt(ours20)} rows/s = ${fmt((ours20 / 800) * 100)} % | ${verdict(ours20 >= 720)} |`,
-    );
-  }
-  const queueRatios = options.latencies.flatMap((l) =>
-    options.concurrencies.map((c) => ({
-      l,
-      c,
-      r: cellMedian(throughput, 'ours', l, c) / fasterQueue(throughput, l, c),
-    })),
-  );
-  const knownQueue = queueRatios.filter((x) => Number.isFinite(x.r));
-  if (knownQueue.length > 0) {
-    const worst = knownQueue.reduce((a, b) => (b.r < a.r ? b : a));
-    rows.push(
-      `| ≥ 1.0× the faster of pg-boss and graphile-worker | lowest ${fmt(worst.r, 2)}× (${worst.l} ms, c=${worst.c}) | ${verdict(knownQueue.every((x) => x.r >= 1))} |`,
-    );
-  }
-  if (claim.length > 1) {
-    const first = claim[0];
-    const last = claim[claim.length - 1];
-    const r = last.scanMedianMs / first.scanMedianMs;
-    rows.push(
-      `| claim latency at ${last.dueRows} ≤ 1.2× that at ${first.dueRows} | median ${fmt(r, 2)}×, p95 ${fmt(last.scanP95Ms / first.scanP95Ms, 2)}× | ${verdict(r <= 1.2)} |`,
-    );
-  }
-  if (roundTrips) {
-    rows.push(
-      `| empty cycle ≤ 4 round trips | ${roundTrips.emptyCycle} | ${verdict(roundTrips.emptyCycle <= 4)} |`,
-    );
-  }
-  if (memory) {
-    const growth = memory.after.rssMb - memory.before.rssMb;
-    rows.push(
-      `| RSS growth over a 1M drain < 50 MB | ${fmt(growth, 1)} MB over ${memory.drainedRows} rows | ${memory.drainedRows >= 1_000_000 ? verdict(growth < 50) : `${verdict(growth < 50)} at this size`} |`,
-    );
-  }
-  if (rows.length === 0) return [];
-  return ['### Targets (issue 5)', '', '| target | measured | |', '|---|---|---|', ...rows, ''];
 }

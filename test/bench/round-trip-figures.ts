@@ -10,12 +10,14 @@ import { startOurCycleApp } from './our-cycle';
 import { progress } from './progress';
 import { QueryCounter, type RoundTrips } from './round-trips';
 import { median } from './stats';
-import { processNextDue } from './unit-of-work';
+import { sendNotificationJob, type WithPgClient } from './peer-job';
+import { writeSent } from './unit-of-work';
 
 /**
  * Counts the statements our cycle sends with nothing due, one and two due rows
- * (library defaults: batch 200, concurrency 4, no drain), and those of the
- * hand-written unit of work, on a scratch database of its own.
+ * (library defaults: batch 200, concurrency 4, no drain; pg's default pool of 10), and those of a
+ * peer's job body for one row (without the queue's fetch and completion), on a scratch database of
+ * its own.
  */
 export async function measureRoundTrips(serverUrl: string, runs: number): Promise<RoundTrips> {
   const db = await createMigratedScratchDatabase(serverUrl, 'roundtrips');
@@ -23,6 +25,7 @@ export async function measureRoundTrips(serverUrl: string, runs: number): Promis
     await withClient(db.url, insertBenchChannel);
     const app = await startOurCycleApp({
       url: db.url,
+      poolSize: 10,
       concurrency: 4,
       batchSize: 200,
       drain: false,
@@ -58,17 +61,35 @@ export async function measureRoundTrips(serverUrl: string, runs: number): Promis
       await app.close();
     }
 
-    const raw: number[] = [];
+    const peer: number[] = [];
+    const writeLimit: number[] = [];
+    // A client of its own, ended (and awaited) before the database is dropped.
     const client = new Client({ connectionString: db.url });
     await client.connect();
+    const withPgClient: WithPgClient = (work) => work(client);
+    const dueId = async (): Promise<string> => {
+      await loadDueRows(client, 1);
+      const { rows } = await client.query<{ id: string }>(
+        `SELECT id FROM notifications WHERE channel = $1 AND due_at <= now()`,
+        [BENCH_CHANNEL],
+      );
+      return rows[0].id;
+    };
     try {
       for (let run = 0; run < runs; run++) {
-        await loadDueRows(client, 1);
+        const peerRow = await dueId();
         const counter = QueryCounter.start();
-        const processed = await processNextDue(client);
+        const sent = await sendNotificationJob(withPgClient, peerRow, 'round-trips');
         counter.stop();
-        if (!processed) throw new Error(`no due row in ${BENCH_CHANNEL} for the raw unit of work`);
-        raw.push(counter.count);
+        if (!sent) throw new Error('the peer job body did not send its row');
+        peer.push(counter.count);
+
+        const writeRow = await dueId();
+        const writeCounter = QueryCounter.start();
+        const written = await writeSent(client, writeRow, 'round-trips');
+        writeCounter.stop();
+        if (!written) throw new Error("the write limit's statement did not write its row");
+        writeLimit.push(writeCounter.count);
       }
     } finally {
       await client.end();
@@ -77,11 +98,12 @@ export async function measureRoundTrips(serverUrl: string, runs: number): Promis
       emptyCycle: median(empty),
       oneRowCycle: median(oneRow),
       twoRowCycle: median(twoRows),
-      rawPerRow: median(raw),
+      peerJobPerRow: median(peer),
+      writeLimitPerRow: median(writeLimit),
       oneRowStatements,
     };
     progress(
-      `round trips: empty cycle ${result.emptyCycle}, one row ${result.oneRowCycle}, two rows ${result.twoRowCycle}, raw row ${result.rawPerRow}`,
+      `round trips: empty cycle ${result.emptyCycle}, one row ${result.oneRowCycle}, two rows ${result.twoRowCycle}, peer job body ${result.peerJobPerRow}`,
     );
     return result;
   } finally {

@@ -54,8 +54,10 @@ export interface RoundTrips {
   readonly oneRowCycle: number;
   /** Statements of a cycle that processes exactly two rows: minus the one-row cycle, one row's cost. */
   readonly twoRowCycle: number;
-  /** The hand-written unit of work for one row (BEGIN … COMMIT). */
-  readonly rawPerRow: number;
+  /** A peer's job body for one row: read, then BEGIN / UPDATE / INSERT outbox / COMMIT. */
+  readonly peerJobPerRow: number;
+  /** The write limit's statement for one row. */
+  readonly writeLimitPerRow: number;
   /** What the one-row cycle sent, in order, for the report. */
   readonly oneRowStatements: readonly string[];
 }
