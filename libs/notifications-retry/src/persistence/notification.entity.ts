@@ -59,9 +59,18 @@ export class NotificationEntity {
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt!: Date;
 
+  /** Set while a worker holds the row for a provider call; the outcome write must match it. */
+  @Column({ name: 'claim_token', type: 'uuid', nullable: true })
+  claimToken!: string | null;
+
+  /** When that claim lapses, by the database clock. */
+  @Column({ name: 'claim_expires_at', type: 'timestamptz', nullable: true })
+  claimExpiresAt!: Date | null;
+
   /**
-   * Stored generated column (see the migration): Failed → next_attempt_at,
-   * Pending → scheduled_at, else null. The claim's index key.
+   * Stored generated column (see the migration): Failed with next_attempt_at →
+   * greatest(next_attempt_at, claim_expires_at), Pending with scheduled_at →
+   * greatest(scheduled_at, claim_expires_at), else null. The claim's index key.
    */
   @Column({
     name: 'due_at',
@@ -70,7 +79,7 @@ export class NotificationEntity {
     insert: false,
     update: false,
     generatedType: 'STORED',
-    asExpression: `CASE status WHEN 'Failed' THEN next_attempt_at WHEN 'Pending' THEN scheduled_at END`,
+    asExpression: `CASE WHEN status = 'Failed' AND next_attempt_at IS NOT NULL THEN greatest(next_attempt_at, claim_expires_at) WHEN status = 'Pending' AND scheduled_at IS NOT NULL THEN greatest(scheduled_at, claim_expires_at) END`,
   })
   readonly dueAt!: Date | null;
 }

@@ -26,9 +26,17 @@ export class CreateNotificationsRetrySchema1796083200000 implements MigrationInt
         sent_at             timestamptz NULL,
         created_at          timestamptz NOT NULL DEFAULT now(),
         updated_at          timestamptz NOT NULL DEFAULT now(),
+        -- Set while a worker holds the row for a provider call; its outcome write must match it.
+        claim_token         uuid        NULL,
+        -- When that claim lapses (database clock): the row is due again then, whoever held it.
+        claim_expires_at    timestamptz NULL,
+        -- A claimed row leaves the due range until its claim lapses (greatest() ignores NULL), so
+        -- the claim needs no condition of its own on the claim columns and stays one range scan.
         due_at              timestamptz GENERATED ALWAYS AS (
-                              CASE status WHEN 'Failed'  THEN next_attempt_at
-                                          WHEN 'Pending' THEN scheduled_at END
+                              CASE WHEN status = 'Failed' AND next_attempt_at IS NOT NULL
+                                     THEN greatest(next_attempt_at, claim_expires_at)
+                                   WHEN status = 'Pending' AND scheduled_at IS NOT NULL
+                                     THEN greatest(scheduled_at, claim_expires_at) END
                             ) STORED,
         CONSTRAINT notifications_status_check CHECK (status IN ('Pending', 'Sent', 'Failed')),
         CONSTRAINT notifications_attempts_check CHECK (attempts >= 0),
