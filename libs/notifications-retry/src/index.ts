@@ -46,8 +46,8 @@ export { backoffDelayMs, BACKOFF_JITTER_RATIO, type RetryBackoff } from './chann
 
 export { DistributedLock } from './locking/distributed-lock';
 export type { Lease } from './locking/lease';
-export type { SqlFence } from './locking/sql-fence';
-export { Clock, SystemClock } from './clock/clock';
+export type { LeaseFence } from './locking/lease-fence';
+export { Clock, DatabaseClock, SystemClock } from './clock/clock';
 export { RandomSource, MathRandomSource } from './clock/random-source';
 export { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';
 export type { CircuitState } from './circuit/circuit-state';
@@ -90,6 +90,7 @@ export { InvalidChannelCatalogError } from './errors/invalid-channel-catalog.err
 export { DuplicateProviderKeyError } from './errors/duplicate-provider-key.error';
 export { InvalidProviderAdapterError } from './errors/invalid-provider-adapter.error';
 export { InsufficientPoolSizeError } from './errors/insufficient-pool-size.error';
+export { ConnectionWaitTimeoutError } from './errors/connection-wait-timeout.error';
 export { MissingProviderAdapterError } from './errors/missing-provider-adapter.error';
 
 export { WebhookProviderAdapter } from './providers/webhook/webhook-provider-adapter';

@@ -5,13 +5,19 @@ import { AlertSink, LoggingAlertSink } from './alerts/alert-sink';
 import { ChannelCatalog } from './channels/channel-catalog';
 import { TypeOrmChannelCatalog } from './channels/typeorm-channel-catalog';
 import { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';
-import { Clock, SystemClock } from './clock/clock';
+import { Clock, DatabaseClock } from './clock/clock';
 import { MathRandomSource, RandomSource } from './clock/random-source';
 import { RetryCycleScheduler } from './cycle/retry-cycle.scheduler';
 import { ChannelPacer } from './cycle/channel-pacer';
 import { RetryCycleService } from './cycle/retry-cycle.service';
 import { ProviderCallsInFlight } from './cycle/provider-calls-in-flight';
-import { RowProcessor } from './cycle/row-processor';
+import { ChannelResolver } from './cycle/channel-resolver';
+import { ClaimRelease } from './cycle/claim-release';
+import { CycleReporter } from './cycle/cycle-reporter';
+import { DueRowClaimer } from './cycle/due-row-claimer';
+import { OutcomeWriterFactory } from './cycle/outcome-writer';
+import { ProviderCaller } from './cycle/provider-caller';
+import { RowCounts } from './cycle/row-counts';
 import { DistributedLock } from './locking/distributed-lock';
 import { PostgresDistributedLock } from './locking/postgres-distributed-lock';
 import {
@@ -24,7 +30,7 @@ import { resolveOptions } from './options/resolve-options';
 import { RetryMetrics } from './observability/retry-metrics';
 import { RetryWorkerHealthIndicator } from './observability/retry-worker.health-indicator';
 import { OutboxWriter } from './outbox/outbox.writer';
-import { NotificationRepository } from './persistence/notification.repository';
+import { SqlRunner } from './persistence/sql-runner';
 import { PgClientErrorGuard } from './persistence/pg-client-error-guard';
 import { PreparedStatementMode } from './persistence/prepared-statement-mode';
 import { InAppProviderAdapter } from './providers/built-in/in-app.provider-adapter';
@@ -51,7 +57,7 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
       useFactory: (options: NotificationsRetryModuleOptions) => resolveOptions(options),
       inject: [NOTIFICATIONS_RETRY_MODULE_OPTIONS],
     },
-    { provide: Clock, useClass: SystemClock },
+    { provide: Clock, useClass: DatabaseClock },
     { provide: RandomSource, useClass: MathRandomSource },
     { provide: ChannelCatalog, useClass: TypeOrmChannelCatalog },
     { provide: DistributedLock, useClass: PostgresDistributedLock },
@@ -60,12 +66,18 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     ProviderCircuitBreakers,
     RetryMetrics,
     PgClientErrorGuard,
-    NotificationRepository,
+    SqlRunner,
     PreparedStatementMode,
     OutboxWriter,
     ChannelPacer,
     ProviderCallsInFlight,
-    RowProcessor,
+    ChannelResolver,
+    DueRowClaimer,
+    ProviderCaller,
+    OutcomeWriterFactory,
+    ClaimRelease,
+    RowCounts,
+    CycleReporter,
     RetryCycleService,
     RetryCycleScheduler,
     RetryWorkerHealthIndicator,

@@ -3,7 +3,7 @@ import type { TerminalFailureAlert } from './terminal-failure-alert';
 
 /**
  * Where terminal failures go for manual review. Called after the row's
- * transaction committed; a sink that throws is logged, never retried.
+ * outcome was written; a sink that throws is logged, never retried.
  */
 export abstract class AlertSink {
   abstract terminalFailure(alert: TerminalFailureAlert): Promise<void> | void;

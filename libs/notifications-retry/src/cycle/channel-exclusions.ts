@@ -1,8 +1,8 @@
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
-import type { ExcludedDueCount } from '../persistence/notification.repository';
+import type { ChannelRowCount } from './row-counts';
 import type { ChannelExclusionReason, ExcludedChannel, MisconfiguredChannel } from './cycle-report';
 
-/** Room after the slowest possible call for its UPDATE, INSERT and COMMIT inside the lease. */
+/** Room after the slowest possible call for its outcome write inside the lease. */
 export const LEASE_SAFETY_MARGIN_MS = 5_000;
 
 /**
@@ -55,18 +55,20 @@ export interface ChannelExclusions {
  */
 export function channelExclusions(
   catalog: ReadonlyMap<string, ChannelExclusionReason>,
-  due: readonly ExcludedDueCount[],
+  due: readonly ChannelRowCount[],
 ): ChannelExclusions {
-  const dueRows = new Map(due.map(({ channel, due: rows }) => [channel, rows]));
+  const dueRows = new Map(due.map(({ channel, rows }) => [channel, rows]));
   const all = new Map<string, ExcludedChannel>();
   for (const [channel, reason] of catalog) {
     all.set(channel, { channel, reason, dueRows: dueRows.get(channel) ?? 0 });
   }
-  for (const { channel, due: rows } of due) {
-    if (!all.has(channel)) all.set(channel, { channel, reason: 'not-configured', dueRows: rows });
+  for (const { channel, rows } of due) {
+    if (!all.has(channel) && rows > 0) all.set(channel, { channel, reason: 'not-configured', dueRows: rows });
   }
 
-  const waiting = due.map(({ channel }) => all.get(channel) as ExcludedChannel);
+  const waiting = due
+    .filter(({ rows }) => rows > 0)
+    .map(({ channel }) => all.get(channel) as ExcludedChannel);
   const misconfigured = [...all.values()]
     .filter((excluded) => CONFIGURATION_REASONS.has(excluded.reason))
     .map(({ channel, reason }) => ({ channel, reason }))

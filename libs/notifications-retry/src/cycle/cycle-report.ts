@@ -36,27 +36,34 @@ export interface StatementTimings {
 }
 
 export interface CycleTimings {
-  /** The claims of due rows (the first one, and each further one in drain mode). */
+  /** The claim statements. */
   readonly claim: StatementTimings;
-  /** The outcome writes, from the provider's answer to the commit, one per row. */
+  /** Per written row, from its outcome being known to its write committed (group commit included). */
   readonly settle: StatementTimings;
 }
 
 export interface CycleCounts {
-  /** Rows locked and given an outcome in this cycle. */
+  /** Rows given an outcome (written) in this cycle. */
   readonly processed: number;
   readonly sent: number;
   /** Intermediate failures, rescheduled by backoff. */
   readonly retried: number;
   readonly terminal: number;
-  /** Throttled or interrupted: rescheduled without using an attempt. */
+  /** Throttled: rescheduled without using an attempt. */
   readonly deferred: number;
   /**
-   * Candidates left as they were: held by another worker, no longer due when
-   * we locked them, or their provider's circuit opened during the cycle.
+   * Claimed rows handed back without an outcome: never called when the cycle
+   * stopped, their provider's circuit opened, or their call was cut (shutdown,
+   * lost lease). Status, attempts and due time are as they were.
    */
   readonly skipped: number;
-  /** Units of work that failed to commit (database error); their rows stay due. */
+  /** Outcome writes whose claim token no longer matched: nothing was written for them. */
+  readonly claimsLost: number;
+  /**
+   * Outcomes that could not be written as decided: held instead
+   * (`outcome_not_recorded`, attempt counted) or, when even that failed, left
+   * to their claim's lapse.
+   */
   readonly errors: number;
 }
 

@@ -1,129 +1,132 @@
 import type { ChannelConfig } from '../channels/channel-config';
 import type { CircuitState } from '../circuit/circuit-state';
-import type { DueCandidate } from '../persistence/notification.repository';
 import type { ChannelPacer } from './channel-pacer';
 
-export type DispatchDecision =
-  | { readonly kind: 'item'; readonly candidate: DueCandidate }
-  /** Nothing may start yet; `waitMs` is Infinity when only a completion can unblock a channel. */
+/** What the queue needs of a row. */
+export interface QueuedRow {
+  readonly channel: string;
+  readonly dueAt: Date;
+}
+
+export type DispatchDecision<Row> =
+  | { readonly kind: 'row'; readonly row: Row }
+  /** Nothing may start yet; `waitMs` is Infinity when only a finished call can unblock a channel. */
   | { readonly kind: 'wait'; readonly waitMs: number }
-  | { readonly kind: 'drained' };
+  | { readonly kind: 'empty' };
 
 /**
- * Hands out a cycle's candidates, oldest due first, within each channel's
+ * Hands out a cycle's claimed rows, oldest due first, within each channel's
  * limits: a channel at its max_concurrency, waiting on its rate, or whose
  * provider is probing a half-open circuit is passed over, so it never holds
- * back the others. Candidates of a provider whose circuit opened mid-cycle are
- * dropped unclaimed.
+ * back the others. Rows of a provider whose circuit opened are taken out
+ * (`takeDropped`) to be handed back unclaimed.
  */
-export class DispatchQueue {
-  /** Per channel, in due order; the next one is at `heads[channel]`. */
-  private readonly queues = new Map<string, DueCandidate[]>();
-  private readonly heads = new Map<string, number>();
+export class DispatchQueue<Row extends QueuedRow> {
+  /** Per channel, in due order. */
+  private readonly queues = new Map<string, Row[]>();
   private readonly inFlightByChannel = new Map<string, number>();
   private readonly inFlightByProvider = new Map<string, number>();
-  private droppedCount = 0;
+  private dropped: Row[] = [];
+  private queued = 0;
 
   constructor(
-    candidates: readonly DueCandidate[],
     private readonly channels: ReadonlyMap<string, ChannelConfig>,
     private readonly pacer: ChannelPacer,
     private readonly circuitState: (providerKey: string) => CircuitState,
-  ) {
-    for (const candidate of candidates) {
-      const queue = this.queues.get(candidate.channel) ?? [];
-      queue.push(candidate);
-      this.queues.set(candidate.channel, queue);
-      this.heads.set(candidate.channel, 0);
-    }
+  ) {}
+
+  /** Rows waiting to start. */
+  get size(): number {
+    return this.queued;
   }
 
-  /**
-   * Appends a further claim (drain mode, claiming ahead); limits, pacing and
-   * in-flight counts carry on. Candidates already handed out are let go, so a
-   * long drain holds one batch, not every row of the cycle.
-   */
-  refill(candidates: readonly DueCandidate[]): void {
-    for (const [channel, queue] of this.queues) {
-      const head = this.heads.get(channel) ?? 0;
-      if (head > 0) {
-        queue.splice(0, head);
-        this.heads.set(channel, 0);
-      }
-    }
-    for (const candidate of candidates) {
-      const queue = this.queues.get(candidate.channel) ?? [];
-      queue.push(candidate);
-      this.queues.set(candidate.channel, queue);
-      if (!this.heads.has(candidate.channel)) this.heads.set(candidate.channel, 0);
-    }
+  /** Rows of the channel waiting to start or started and not done. */
+  held(channel: string): number {
+    return (this.queues.get(channel)?.length ?? 0) + (this.inFlightByChannel.get(channel) ?? 0);
   }
 
-  /** Candidates left out because their provider's circuit opened during the cycle. */
-  get dropped(): number {
-    return this.droppedCount;
+  /** Rows of the channel waiting to start. */
+  waiting(channel: string): number {
+    return this.queues.get(channel)?.length ?? 0;
   }
 
-  next(nowMs: number): DispatchDecision {
-    let best: { channel: string; candidate: DueCandidate } | null = null;
+  /** Calls started and not done for the provider. */
+  inFlightFor(providerKey: string): number {
+    return this.inFlightByProvider.get(providerKey) ?? 0;
+  }
+
+  add(rows: readonly Row[]): void {
+    for (const row of rows) {
+      const queue = this.queues.get(row.channel) ?? [];
+      queue.push(row);
+      this.queues.set(row.channel, queue);
+    }
+    this.queued += rows.length;
+  }
+
+  /** Every row still waiting, taken out (the cycle stops: they are handed back). */
+  takeAll(): Row[] {
+    const rows = [...this.queues.values()].flat();
+    this.queues.clear();
+    this.queued = 0;
+    return [...this.takeDropped(), ...rows];
+  }
+
+  /** Rows taken out because their provider's circuit opened. */
+  takeDropped(): Row[] {
+    const dropped = this.dropped;
+    this.dropped = [];
+    return dropped;
+  }
+
+  next(nowMs: number): DispatchDecision<Row> {
+    let best: Row | null = null;
     let waitMs = Number.POSITIVE_INFINITY;
-    let remaining = false;
 
     for (const [channel, queue] of this.queues) {
+      if (queue.length === 0) continue;
       const config = this.channels.get(channel) as ChannelConfig;
-      let head = this.heads.get(channel) ?? 0;
-      if (head < queue.length && this.circuitState(config.providerKey) === 'open') {
-        this.droppedCount += queue.length - head;
-        head = queue.length;
-        this.heads.set(channel, head);
+      const circuit = this.circuitState(config.providerKey);
+      if (circuit === 'open') {
+        this.dropped.push(...queue);
+        this.queued -= queue.length;
+        queue.length = 0;
+        continue;
       }
-      if (head >= queue.length) continue;
-      remaining = true;
-
       if (
         config.maxConcurrency !== null &&
-        this.count(this.inFlightByChannel, channel) >= config.maxConcurrency
+        (this.inFlightByChannel.get(channel) ?? 0) >= config.maxConcurrency
       )
         continue;
-      if (
-        this.circuitState(config.providerKey) === 'half-open' &&
-        this.count(this.inFlightByProvider, config.providerKey) > 0
-      ) {
-        continue;
-      }
+      if (circuit === 'half-open' && this.inFlightFor(config.providerKey) > 0) continue;
       const paced = this.pacer.waitMs(channel, config.rateLimitPerSec, nowMs);
       if (paced > 0) {
         waitMs = Math.min(waitMs, paced);
         continue;
       }
-      const candidate = queue[head];
-      if (!best || candidate.dueAt.getTime() < best.candidate.dueAt.getTime())
-        best = { channel, candidate };
+      if (!best || queue[0].dueAt.getTime() < best.dueAt.getTime()) best = queue[0];
     }
 
     if (best) {
       const config = this.channels.get(best.channel) as ChannelConfig;
-      this.heads.set(best.channel, (this.heads.get(best.channel) ?? 0) + 1);
+      (this.queues.get(best.channel) as Row[]).shift();
+      this.queued--;
       this.adjust(this.inFlightByChannel, best.channel, 1);
       this.adjust(this.inFlightByProvider, config.providerKey, 1);
       this.pacer.dispatched(best.channel, config.rateLimitPerSec, nowMs);
-      return { kind: 'item', candidate: best.candidate };
+      return { kind: 'row', row: best };
     }
-    return remaining ? { kind: 'wait', waitMs } : { kind: 'drained' };
+    return this.queued > 0 ? { kind: 'wait', waitMs } : { kind: 'empty' };
   }
 
-  /** The candidate handed out has finished its unit of work. */
-  done(candidate: DueCandidate): void {
-    const config = this.channels.get(candidate.channel) as ChannelConfig;
-    this.adjust(this.inFlightByChannel, candidate.channel, -1);
+  /** A row handed out has finished (written, handed back or failed). */
+  done(row: Row): void {
+    const config = this.channels.get(row.channel) as ChannelConfig;
+    this.adjust(this.inFlightByChannel, row.channel, -1);
     this.adjust(this.inFlightByProvider, config.providerKey, -1);
   }
 
-  private count(map: Map<string, number>, key: string): number {
-    return map.get(key) ?? 0;
-  }
-
   private adjust(map: Map<string, number>, key: string, delta: number): void {
-    map.set(key, this.count(map, key) + delta);
+    map.set(key, (map.get(key) ?? 0) + delta);
   }
 }

@@ -13,8 +13,8 @@ import { DataSource } from 'typeorm';
 import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog';
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import { Clock } from '../clock/clock';
+import { RandomSource } from '../clock/random-source';
 import { InsufficientPoolSizeError } from '../errors/insufficient-pool-size.error';
-import { LeaseLostError } from '../errors/lease-lost.error';
 import { MissingProviderAdapterError } from '../errors/missing-provider-adapter.error';
 import { DistributedLock } from '../locking/distributed-lock';
 import type { Lease } from '../locking/lease';
@@ -22,42 +22,59 @@ import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.mod
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { RetryWorkerHealth } from '../observability/retry-worker-health';
-import { NotificationRepository, type ChannelQuota } from '../persistence/notification.repository';
+import { OutboxWriter } from '../outbox/outbox.writer';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { PreparedStatementMode } from '../persistence/prepared-statement-mode';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { ChannelPacer } from './channel-pacer';
-import type { CycleContext, EligibleChannel } from './cycle-context';
+import { channelExclusions, leaseAllowanceMs } from './channel-exclusions';
+import { ChannelResolver, type ResolvedChannels } from './channel-resolver';
+import { ClaimRelease } from './claim-release';
+import type { ClaimedRow } from './claimed-row';
 import type {
-  ChannelExclusionReason,
   CycleReport,
   CycleSkipReason,
   CycleStopReason,
+  ExcludedChannel,
   MisconfiguredChannel,
 } from './cycle-report';
+import { CycleReporter } from './cycle-reporter';
+import { CycleState, type EligibleChannel } from './cycle-state';
 import { DispatchQueue } from './dispatch-queue';
-import { channelExclusions, leaseAllowanceMs, type ChannelExclusions } from './channel-exclusions';
-import { errorText } from './error-text';
-import { TimingTally } from './timing-tally';
+import { DueRowClaimer, type ChannelClaim } from './due-row-claimer';
+import { OutcomeWriterFactory, type GroupCommitSettings } from './outcome-writer';
+import { CLAIM_WRITE_ALLOWANCE_MS, ProviderCaller } from './provider-caller';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
-import { RowProcessor } from './row-processor';
-import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { RowCounts, type ChannelRowCount } from './row-counts';
+import { settleRow } from './settle-row';
+import { Wakeup } from './wakeup';
 
 export interface RunCycleOptions {
-  /** The due threshold. Default: the injected Clock's now. */
+  /** The due threshold and the start of backoff. Default: the Clock's now (the database's time). */
   readonly now?: Date;
-  /** Stops the cycle at the next item boundary. */
+  /** Stops claiming; calls in flight finish and are written. */
   readonly signal?: AbortSignal;
   /** Carried on every log line and outbox header of the cycle. Default: a new UUID. */
   readonly correlationId?: string;
 }
 
 const DEFAULT_PG_POOL_SIZE = 10;
+/** A claim and an outcome write at once; more only makes writes wait less. */
+export const MIN_POOL_SIZE = 2;
+/** A claim goes out once a tenth of the call slots are free: fewer, larger claims. */
+const CLAIM_AT_FREE_SHARE = 0.1;
+/** A rate-limited channel claims what it may start within this long, so a claim never waits long. */
+const RATE_HORIZON_MS = 250;
+const GROUP_COMMIT: Omit<GroupCommitSettings, 'maxStatements'> = { maxRows: 100, lingerMs: 2 };
 const tracer = trace.getTracer('@pin/notifications-retry');
 
 /**
- * One retry cycle: lease → channels → claim and process due rows, each in its
- * own transaction → release. Single-flight per instance; cancellation is
- * cooperative and lands between rows, never inside one.
+ * The retry cycle (DESIGN §3), top to bottom: acquire the lease → resolve the
+ * channels → claim what can start, call, settle, until the batch is done, the
+ * backlog drained, the deadline reached or the cycle told to stop → count →
+ * release the lease. No connection is held during a provider call; the units
+ * are DueRowClaimer (claim), ProviderCaller (call) and OutcomeWriter
+ * (settle), and CycleReporter says what happened. Single-flight per instance.
  */
 @Injectable()
 export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdown {
@@ -72,6 +89,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   private lastCycle: { at: Date; status: 'completed' | 'lease-held' } | null = null;
   private failedBacklog: number | null = null;
   private misconfiguredChannels: readonly MisconfiguredChannel[] = [];
+  private excludedChannels: readonly ExcludedChannel[] = [];
+  /** Statements of outcome writes in flight at once: the pool keeps one for the claim. */
+  private writeStatements = MIN_POOL_SIZE - 1;
   /**
    * A lease this instance could not release (the database was gone when its
    * cycle ended). Released before the next acquire, so the worker resumes on
@@ -86,11 +106,18 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly lock: DistributedLock,
     private readonly catalog: ChannelCatalog,
     private readonly adapters: ProviderAdapterRegistry,
-    private readonly notifications: NotificationRepository,
+    private readonly channels: ChannelResolver,
+    private readonly claimer: DueRowClaimer,
+    private readonly caller: ProviderCaller,
+    private readonly writers: OutcomeWriterFactory,
+    private readonly claims: ClaimRelease,
+    private readonly counts: RowCounts,
+    private readonly reporter: CycleReporter,
+    private readonly outbox: OutboxWriter,
     private readonly clock: Clock,
+    private readonly random: RandomSource,
     private readonly circuits: ProviderCircuitBreakers,
     private readonly metrics: RetryMetrics,
-    private readonly rows: RowProcessor,
     private readonly pacer: ChannelPacer,
     private readonly callsInFlight: ProviderCallsInFlight,
     private readonly preparedStatements: PreparedStatementMode,
@@ -122,6 +149,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     return { ...base, healthy: true };
   }
 
+  /** The pool needs room for a claim and a write at once; calls hold no connection. */
   onModuleInit(): void {
     const extra = (this.dataSource.options as { extra?: { max?: unknown } }).extra;
     const poolSize = (this.dataSource.options as { poolSize?: unknown }).poolSize;
@@ -131,9 +159,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         : typeof poolSize === 'number'
           ? poolSize
           : DEFAULT_PG_POOL_SIZE;
-    if (size <= this.options.concurrency) {
-      throw new InsufficientPoolSizeError(size, this.options.concurrency);
-    }
+    if (size < MIN_POOL_SIZE) throw new InsufficientPoolSizeError(size, MIN_POOL_SIZE);
+    this.writeStatements = Math.min(2, size - 1);
   }
 
   /**
@@ -165,9 +192,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
 
   /**
    * Stops claiming at once, lets provider calls in flight finish for
-   * `shutdownGraceMs`, then cuts them (their rows are rescheduled without using
-   * an attempt). Returns when every unit of work is committed or rolled back,
-   * before the DataSource closes.
+   * `shutdownGraceMs`, then cuts them (their claims are handed back, status
+   * and attempts unchanged). Returns when every outcome is written and the
+   * lease released, before the DataSource closes.
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.shutdown.abort(new Error('application shutdown'));
@@ -196,13 +223,6 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     const runId = randomUUID();
     const correlationId = options.correlationId ?? randomUUID();
     if (this.running) {
-      this.logger.log({
-        msg: 'retry-cycle-skipped',
-        event: 'retry-cycle-skipped',
-        reason: 'already-running',
-        runId,
-        correlationId,
-      });
       return Promise.resolve(
         this.skipped(runId, correlationId, 'already-running', performance.now()),
       );
@@ -237,357 +257,340 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       this.options.instanceId,
       this.options.lockTtlMs,
     );
-    if (!lease) {
-      this.logger.log({
-        msg: 'lease-not-acquired',
-        event: 'lease-not-acquired',
-        lockKey: this.options.lockKey,
-        runId,
-        correlationId,
-      });
-      this.lastCycle = { at: new Date(), status: 'lease-held' };
-      this.metrics.cycleSkippedForLease(this.lastCycle.at);
-      // The lease holder reports the channels; this instance's view from an older cycle would stay
-      // stale (and keep an alert up after the fix) for as long as it does not hold the lease.
-      this.misconfiguredChannels = [];
-      this.metrics.channelsExcluded(new Map());
-      return this.skipped(runId, correlationId, 'lease-held', started);
-    }
+    if (!lease) return this.leaseHeld(runId, correlationId, started);
+    if (lease.acquiredAt) this.clock.observeDatabaseTime(lease.acquiredAt);
+    const cycle = this.begin(runId, correlationId, lease, options.now ?? this.clock.now(), started);
 
+    const onHardStop = (): void => cycle.interrupt.abort(this.hardStop.signal.reason);
+    if (this.hardStop.signal.aborted) onHardStop();
+    this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
     try {
-      const now = options.now ?? this.clock.now();
-      const interrupt = new AbortController();
-      // Every provider call in flight listens on it: more than Node's default of 10 is expected.
-      setMaxListeners(this.options.concurrency + 10, interrupt.signal);
-      const onHardStop = (): void => interrupt.abort(this.hardStop.signal.reason);
-      if (this.hardStop.signal.aborted) onHardStop();
-      this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
-      const span = tracer.startSpan('notifications.retry.cycle', {
-        attributes: {
-          'notifications.run_id': runId,
-          'notifications.correlation_id': correlationId,
-          'notifications.fencing_token': lease.fencingToken,
-        },
-      });
-      const context: CycleContext = {
-        runId,
-        correlationId,
-        now,
-        lease,
-        interrupt,
-        span,
-        timings: { claim: new TimingTally(), settle: new TimingTally() },
-      };
-      this.logger.log({
-        msg: 'retry-cycle-started',
-        event: 'retry-cycle-started',
-        runId,
-        correlationId,
-        fencingToken: lease.fencingToken,
-        now: now.toISOString(),
-      });
-      try {
-        const report = await this.claimAndProcess(context, stop, started);
-        if (report.status === 'completed') {
-          span.setAttributes({
-            'notifications.stop_reason': report.stopReason,
-            'notifications.processed': report.counts.processed,
-          });
-        }
-        return report;
-      } catch (error) {
-        span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
-        span.end();
-        this.hardStop.signal.removeEventListener('abort', onHardStop);
-      }
+      const channels = await this.channels.resolve();
+      await this.work(cycle, channels, stop);
+      if (cycle.leaseLoss) this.reporter.leaseLost(cycle, cycle.leaseLoss);
+      else await this.countRows(cycle, channels);
+      return this.complete(cycle, started);
+    } catch (error) {
+      cycle.span.recordException(error instanceof Error ? error : String(error));
+      cycle.span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
     } finally {
-      await this.lock.release(lease).catch((error: unknown) => {
-        this.unreleased = lease;
-        this.logger.error({
-          msg: 'lease-release-failed',
-          event: 'lease-release-failed',
-          runId,
-          correlationId,
-          error: errorText(error),
-        });
-      });
+      cycle.span.end();
+      this.hardStop.signal.removeEventListener('abort', onHardStop);
+      // After the last write. A lease found lost is someone else's now (release would be a no-op).
+      if (!cycle.leaseLoss) await this.releaseLease(cycle);
     }
   }
 
-  private async claimAndProcess(
-    context: CycleContext,
-    stop: AbortSignal,
+  private begin(
+    runId: string,
+    correlationId: string,
+    lease: Lease,
+    now: Date,
     started: number,
-  ): Promise<CycleReport> {
-    const { runId, correlationId, now } = context;
-    const deadline = started + this.options.maxCycleDurationMs;
-
-    const { eligible, excluded } = await this.resolveChannels();
-    // Everything the cycle reads before it sends anything, in one round trip.
-    const snapshot = await this.timedClaim(context, () =>
-      this.notifications.cycleSnapshot(
-        this.quotas(eligible),
-        now,
-        this.options.batchSize,
-        this.callsInFlight.notificationIds(),
-      ),
+  ): CycleState {
+    const span = tracer.startSpan('notifications.retry.cycle', {
+      attributes: {
+        'notifications.run_id': runId,
+        'notifications.correlation_id': correlationId,
+        'notifications.fencing_token': lease.fencingToken,
+      },
+    });
+    // Measured from before the acquire was sent: the local view of the lease ends before the database's.
+    const leaseEnds = started + this.options.lockTtlMs;
+    const writer = this.writers.forLease(
+      lease,
+      { ...GROUP_COMMIT, maxStatements: this.writeStatements },
+      leaseEnds,
     );
-    const exclusions = channelExclusions(excluded, snapshot.excludedDue);
-    // The channels that deliver first: with more channels than label values, they keep their own
-    // series and the excluded ones are the ones summed under _other.
-    for (const { config } of eligible.values()) {
-      this.metrics.channelActive(
-        config.key,
-        config.providerKey,
-        this.circuits.state(config.providerKey),
-      );
-    }
-    this.reportExclusions(context, exclusions);
-    const counts = {
-      processed: 0,
-      sent: 0,
-      retried: 0,
-      terminal: 0,
-      deferred: 0,
-      skipped: 0,
-      errors: 0,
-    };
-    let maxLagMs = 0;
-    let stopReason: CycleStopReason | null = null;
-    // Rows this cycle already handled: a later batch (drain mode) must not take them again, even
-    // when a zero backoff made them due at once.
-    const seen = new Set<string>(snapshot.candidates.map((candidate) => candidate.id));
-    // Seen rows that may still be due (queued, in flight, skipped, failed, dropped): a further
-    // claim leaves them out in SQL, or they would fill its LIMIT and hide rows of other channels.
-    const open = new Set<string>(seen);
-    let batchFull = snapshot.candidates.length >= this.options.batchSize;
-    const queue = new DispatchQueue(
-      snapshot.candidates,
-      new Map([...eligible].map(([key, channel]) => [key, channel.config])),
+    const cycle = new CycleState(
+      runId,
+      correlationId,
+      now,
+      lease,
+      span,
+      writer,
+      started + this.options.maxCycleDurationMs,
+      leaseEnds,
+    );
+    // Every provider call in flight listens on it: more than Node's default of 10 is expected.
+    setMaxListeners(this.options.concurrency + 10, cycle.interrupt.signal);
+    this.reporter.cycleStarted(cycle);
+    return cycle;
+  }
+
+  /**
+   * Claim → call → settle until there is nothing more to do. A claim goes out
+   * when a tenth of the call slots are free (or none is busy), for no more rows
+   * than can start now; each row then runs on its own (`runRow`) and frees its
+   * slot when its outcome is written. Rows claimed but not started when the
+   * cycle stops are handed back.
+   */
+  private async work(cycle: CycleState, channels: ResolvedChannels, stop: AbortSignal): Promise<void> {
+    const queue = new DispatchQueue<ClaimedRow>(
+      new Map([...channels.eligible].map(([key, channel]) => [key, channel.config])),
       this.pacer,
       (providerKey) => this.circuits.state(providerKey),
     );
-    const inFlight = new Set<Promise<void>>();
-
+    const wakeup = new Wakeup(stop);
+    const running = new Set<Promise<void>>();
+    const drained = new Set<string>();
     try {
       for (;;) {
-        if (stopReason) break;
-        if (stop.aborted) stopReason = 'cancelled';
-        else if (performance.now() >= deadline) stopReason = 'deadline';
-        if (stopReason) break;
-        if (inFlight.size >= this.options.concurrency) {
-          await Promise.race(inFlight);
-          continue;
-        }
-        const decision = queue.next(performance.now());
-        if (decision.kind === 'drained') {
-          if (!this.options.drain || !batchFull) break;
-          // Drain mode: claim the next batch while the last rows of this one are still in flight, so
-          // the worker never runs below its concurrency between batches. Providers whose circuit
-          // opened since the cycle began are left out, like at its start.
-          const quotas = this.quotas(
-            eligible,
-            (providerKey) => this.circuits.state(providerKey) !== 'open',
-          );
-          if (quotas.length === 0) break;
-          const more = (
-            await this.timedClaim(context, () =>
-              this.notifications.findDueCandidates(quotas, now, this.options.batchSize, [
-                ...open,
-                ...this.callsInFlight.notificationIds(),
-              ]),
-            )
-          ).filter((candidate) => !seen.has(candidate.id));
-          for (const candidate of more) {
-            seen.add(candidate.id);
-            open.add(candidate.id);
-          }
-          batchFull = more.length >= this.options.batchSize;
-          if (more.length === 0) break;
-          queue.refill(more);
-          continue;
-        }
-        if (decision.kind === 'wait') {
-          // Only a completion can unblock the remaining channels, and nothing is in flight: they
-          // cannot be served in this cycle.
-          if (!Number.isFinite(decision.waitMs) && inFlight.size === 0) break;
-          await Promise.race([
-            ...inFlight,
-            pause(Math.min(decision.waitMs, deadline - performance.now()), stop),
-          ]);
-          continue;
-        }
-        const { candidate } = decision;
-        const task = this.rows
-          .process(context, candidate, eligible.get(candidate.channel) as EligibleChannel)
-          .then((outcome) => {
-            if (outcome === 'skipped') counts.skipped++;
-            else if (outcome === 'error') counts.errors++;
-            else if (outcome === 'lease-lost') {
-              // Another instance owns the cycle now: write nothing more, stop the calls in flight.
-              counts.skipped++;
-              stopReason = 'lease-lost';
-              context.interrupt.abort(
-                new LeaseLostError(context.lease.key, context.lease.fencingToken),
-              );
-            } else {
-              // Committed: no longer due at `now` (a zero backoff is caught by `seen`).
-              open.delete(candidate.id);
-              counts.processed++;
-              counts[outcome]++;
-              maxLagMs = Math.max(maxLagMs, now.getTime() - candidate.dueAt.getTime());
-            }
-          })
-          .finally(() => {
-            queue.done(candidate);
-            inFlight.delete(task);
+        if (stop.aborted) cycle.stop('cancelled');
+        else if (performance.now() >= cycle.deadline) cycle.stop('deadline');
+        if (cycle.stopReason) break;
+
+        const waitMs = this.startRows(cycle, channels, queue, running, wakeup);
+        await this.handBack(cycle, queue.takeDropped(), 'circuit-open');
+        const free = this.options.concurrency - running.size - queue.size;
+        const claim = this.nextClaim(cycle, channels, queue, drained, running.size, free);
+        if (claim) {
+          const started = performance.now();
+          const result = await this.claimer.claim({
+            lease: cycle.lease,
+            channels: claim.channels,
+            now: cycle.now,
+            limit: claim.limit,
+            excluded: this.callsInFlight.notificationIds(),
+            connectBy: cycle.connectBy,
           });
-        inFlight.add(task);
+          if (result.kind === 'lease-lost') {
+            cycle.loseLease(result.cause);
+            break;
+          }
+          this.reporter.claimed(cycle, performance.now() - started, result.rows);
+          cycle.claimed += result.rows.length;
+          for (const channel of result.drained) drained.add(channel);
+          queue.add(result.rows);
+          continue;
+        }
+        if (running.size === 0 && queue.size === 0) {
+          cycle.stop(this.idleReason(cycle, channels, drained));
+          break;
+        }
+        await wakeup.wait(Math.min(waitMs, cycle.deadline - performance.now()));
       }
     } finally {
-      // Cooperative stop: every row already handed out finishes its unit of work, also when a
-      // further claim failed, so the lease is not released (nor a new cycle let in) under them.
-      await Promise.allSettled(inFlight);
+      await this.handBack(cycle, queue.takeAll(), cycle.stopReason ?? 'error');
+      await Promise.allSettled(running);
     }
-    counts.skipped += queue.dropped;
-    stopReason ??= batchFull ? 'batch-full' : 'no-more-due';
+  }
 
-    // The snapshot's count still holds when the cycle committed nothing (so an empty cycle is 4
-    // round trips: lease, channels, snapshot, release).
-    const backlog =
-      counts.processed > 0
-        ? await this.notifications.countFailedBacklog().catch((error: unknown) => {
-            // The rows are committed; a gauge must not turn the cycle into a failure.
-            this.logger.warn({
-              msg: 'backlog-count-failed',
-              event: 'backlog-count-failed',
-              runId,
-              correlationId,
-              error: errorText(error),
-            });
-            return snapshot.failedBacklog;
-          })
-        : snapshot.failedBacklog;
-    this.metrics.backlog(backlog);
-    this.failedBacklog = backlog.reduce((sum, b) => sum + b.rows, 0);
+  /**
+   * Starts as many queued rows as slots and channel limits allow. Returns how
+   * long until a queued row may start by its channel's pace (Infinity: only a
+   * finished row can change anything).
+   */
+  private startRows(
+    cycle: CycleState,
+    channels: ResolvedChannels,
+    queue: DispatchQueue<ClaimedRow>,
+    running: Set<Promise<void>>,
+    wakeup: Wakeup,
+  ): number {
+    while (running.size < this.options.concurrency) {
+      const decision = queue.next(performance.now());
+      if (decision.kind === 'wait') return decision.waitMs;
+      if (decision.kind === 'empty') break;
+      const row = decision.row;
+      const channel = channels.eligible.get(row.channel) as EligibleChannel;
+      const task: Promise<void> = this.runRow(cycle, row, channel).finally(() => {
+        queue.done(row);
+        running.delete(task);
+        wakeup.notify();
+      });
+      running.add(task);
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+
+  /** The next claim, or null when none is worth sending now. */
+  private nextClaim(
+    cycle: CycleState,
+    channels: ResolvedChannels,
+    queue: DispatchQueue<ClaimedRow>,
+    drained: ReadonlySet<string>,
+    busy: number,
+    free: number,
+  ): { channels: ChannelClaim[]; limit: number } | null {
+    const remaining = this.options.drain
+      ? Number.POSITIVE_INFINITY
+      : this.options.batchSize - cycle.claimed;
+    const limit = Math.min(free, remaining);
+    if (limit < 1) return null;
+    // Busy: wait until enough slots are free for a claim worth its round trip.
+    const threshold = Math.ceil(this.options.concurrency * CLAIM_AT_FREE_SHARE);
+    if (busy + queue.size > 0 && limit < Math.min(threshold, remaining)) return null;
+    const timeLeftMs = cycle.deadline - performance.now();
+    const claims: ChannelClaim[] = [];
+    for (const { config } of channels.eligible.values()) {
+      if (drained.has(config.key)) continue;
+      const claimMs = this.claimMs(config);
+      // No claim whose call could outlive the cycle's deadline (DESIGN §3.7).
+      if (claimMs > timeLeftMs) continue;
+      const quota = this.quota(config, queue);
+      if (quota > 0) claims.push({ channel: config.key, quota: Math.min(quota, limit), claimMs });
+    }
+    return claims.length > 0 ? { channels: claims, limit } : null;
+  }
+
+  /** How many more rows of the channel can start now. */
+  private quota(config: EligibleChannel['config'], queue: DispatchQueue<ClaimedRow>): number {
+    const circuit = this.circuits.state(config.providerKey);
+    if (circuit === 'open') return 0;
+    // A half-open circuit lets one probe through: one row, once nothing else of it is held.
+    if (circuit === 'half-open') {
+      return queue.inFlightFor(config.providerKey) + queue.waiting(config.key) > 0 ? 0 : 1;
+    }
+    let quota = Number.POSITIVE_INFINITY;
+    if (config.maxConcurrency !== null) quota = config.maxConcurrency - queue.held(config.key);
+    if (config.rateLimitPerSec !== null) {
+      const startable = Math.max(1, Math.floor((config.rateLimitPerSec * RATE_HORIZON_MS) / 1000));
+      quota = Math.min(quota, startable - queue.waiting(config.key));
+    }
+    return Math.max(0, quota);
+  }
+
+  /**
+   * One row's call and outcome. Never throws: an unexpected error is logged
+   * and the row's claim lapses, which makes it due again.
+   */
+  private async runRow(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel): Promise<void> {
+    try {
+      // A row that waited in the queue too long to have its whole call inside its claim goes back.
+      if (performance.now() + channel.config.timeoutMs + CLAIM_WRITE_ALLOWANCE_MS > row.claimedUntil) {
+        return await this.handBack(cycle, [row], 'claim-too-short');
+      }
+      const call = await this.caller.call(cycle, row, channel);
+      const settlement = settleRow(
+        row,
+        channel,
+        call,
+        this.clock.now(),
+        this.random.next(),
+        this.outbox,
+        cycle,
+      );
+      if (settlement.kind === 'release') return await this.handBack(cycle, [row], 'call-cut');
+      const result = await cycle.writer.write(settlement);
+      if (result.kind === 'lease-lost') cycle.loseLease(result.cause);
+      await this.reporter.written(cycle, channel, settlement, result);
+    } catch (error) {
+      this.reporter.rowError(cycle, row, error);
+    }
+  }
+
+  /** Hands claimed rows back untouched; if that fails, their claims lapse instead. */
+  private async handBack(cycle: CycleState, rows: readonly ClaimedRow[], reason: string): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      this.reporter.released(cycle, await this.claims.release(rows), reason);
+    } catch (error) {
+      this.reporter.releaseFailed(cycle, rows.length, error);
+    }
+  }
+
+  /**
+   * The counts the cycle reports, after its work and off the claim path: a
+   * count that fails leaves the gauges as they were (DESIGN §3.2).
+   */
+  private async countRows(cycle: CycleState, channels: ResolvedChannels): Promise<void> {
+    const waiting = await this.counts
+      .waiting([...channels.eligible.keys()], cycle.now, cycle.connectBy)
+      .catch((error: unknown): ChannelRowCount[] | null => {
+        this.reporter.countFailed(cycle, 'waiting-rows', error);
+        return null;
+      });
+    const exclusions = channelExclusions(channels.excluded, waiting ?? []);
+    // The channels that deliver first: with more channels than label values, they keep their own
+    // series and the excluded ones are the ones summed under _other.
+    for (const { config } of channels.eligible.values()) {
+      this.metrics.channelActive(config.key, config.providerKey, this.circuits.state(config.providerKey));
+    }
+    if (waiting) this.reporter.exclusions(cycle, exclusions);
     this.misconfiguredChannels = exclusions.misconfigured;
+    this.excludedChannels = exclusions.waiting;
 
+    const backlog = await this.counts.failedBacklog(cycle.connectBy).catch((error: unknown) => {
+      this.reporter.countFailed(cycle, 'failed-backlog', error);
+      return null;
+    });
+    if (backlog) {
+      this.metrics.backlog(backlog);
+      this.failedBacklog = backlog.reduce((sum, b) => sum + b.rows, 0);
+    }
+  }
+
+  private complete(cycle: CycleState, started: number): CycleReport {
     const finishedAt = this.clock.now();
     const durationMs = Math.round(performance.now() - started);
-    this.lastCycle = { at: new Date(), status: 'completed' };
-    this.metrics.cycleCompleted(this.lastCycle.at, durationMs);
+    const stopReason = cycle.stopReason ?? 'no-more-due';
+    cycle.span.setAttributes({
+      'notifications.stop_reason': stopReason,
+      'notifications.processed': cycle.counts.processed,
+    });
     const report: CycleReport = {
       status: 'completed',
-      runId,
-      correlationId,
+      runId: cycle.runId,
+      correlationId: cycle.correlationId,
       startedAt: new Date(finishedAt.getTime() - durationMs),
       finishedAt,
       durationMs,
       stopReason,
-      fencingToken: context.lease.fencingToken,
-      counts,
-      excludedChannels: exclusions.waiting,
-      misconfiguredChannels: exclusions.misconfigured,
-      timings: { claim: context.timings.claim.timings(), settle: context.timings.settle.timings() },
-      maxLagMs,
+      fencingToken: cycle.lease.fencingToken,
+      counts: { ...cycle.counts },
+      excludedChannels: cycle.leaseLoss ? [] : this.excludedChannels,
+      misconfiguredChannels: cycle.leaseLoss ? [] : this.misconfiguredChannels,
+      timings: { claim: cycle.timings.claim.timings(), settle: cycle.timings.settle.timings() },
+      maxLagMs: cycle.maxLagMs,
     };
-    this.logger.log({
-      msg: 'cycle-completed',
-      event: 'cycle-completed',
-      runId,
-      correlationId,
-      stopReason,
-      durationMs,
-      maxLagMs,
-      ...counts,
-    });
+    this.lastCycle = { at: new Date(), status: 'completed' };
+    this.reporter.cycleCompleted(report, this.lastCycle.at);
     return report;
   }
 
-  /** Runs one claim statement, timed for the report and the claim-duration histogram. */
-  private async timedClaim<T>(context: CycleContext, claim: () => Promise<T>): Promise<T> {
-    const started = performance.now();
-    try {
-      return await claim();
-    } finally {
-      const ms = performance.now() - started;
-      context.timings.claim.add(ms);
-      this.metrics.claimed(ms);
-    }
+  private async releaseLease(cycle: CycleState): Promise<void> {
+    await this.lock.release(cycle.lease).catch((error: unknown) => {
+      this.unreleased = cycle.lease;
+      this.reporter.leaseReleaseFailed(cycle, error);
+    });
   }
 
-  /**
-   * One log line per cycle about the channels left out, however many there
-   * are (a warning when one of them is a configuration mistake), and the
-   * metrics: rows waiting per channel, channels left out per reason.
-   */
-  private reportExclusions(context: CycleContext, exclusions: ChannelExclusions): void {
-    this.metrics.waitingRows(
-      exclusions.waiting.map(({ channel, dueRows }) => ({ channel, rows: dueRows })),
-    );
-    this.metrics.channelsExcluded(exclusions.channelsByReason);
-    if (!exclusions.summary) return;
-    const line = {
-      msg: 'channels-excluded',
-      event: 'channels-excluded',
-      runId: context.runId,
-      correlationId: context.correlationId,
-      ...exclusions.summary,
-    };
-    if (exclusions.misconfigured.length > 0) this.logger.warn(line);
-    else this.logger.log(line);
+  private leaseHeld(runId: string, correlationId: string, started: number): CycleReport {
+    this.lastCycle = { at: new Date(), status: 'lease-held' };
+    this.metrics.cycleSkippedForLease(this.lastCycle.at);
+    // The lease holder reports the channels; this instance's view from an older cycle would stay
+    // stale (and keep an alert up after the fix) for as long as it does not hold the lease.
+    this.misconfiguredChannels = [];
+    this.metrics.channelsExcluded(new Map());
+    return this.skipped(runId, correlationId, 'lease-held', started);
   }
 
-  /** Which channels take part in this cycle; the others' rows are never read by the claim. */
-  private async resolveChannels(): Promise<{
-    eligible: Map<string, EligibleChannel>;
-    excluded: Map<string, ChannelExclusionReason>;
-  }> {
-    const eligible = new Map<string, EligibleChannel>();
-    const excluded = new Map<string, ChannelExclusionReason>();
-    const maxTimeoutMs = leaseAllowanceMs(this.options);
-    const catalog = await readCatalogChannels(this.catalog);
-    for (const config of catalog.channels) {
-      if (eligible.has(config.key) || excluded.has(config.key)) continue;
-      const found = this.adapters.lookup(config.providerKey);
-      if (!config.isEnabled) excluded.set(config.key, 'disabled');
-      else if (found.kind === 'missing') excluded.set(config.key, 'no-provider-adapter');
-      else if (found.kind === 'disabled') excluded.set(config.key, 'provider-disabled');
-      else if (this.circuits.state(config.providerKey) === 'open')
-        excluded.set(config.key, 'circuit-open');
-      else if (config.timeoutMs > maxTimeoutMs) excluded.set(config.key, 'timeout-exceeds-lease');
-      else eligible.set(config.key, { config, adapter: found.adapter });
-    }
-    // An entry the catalog left out as invalid is a channel without a valid configuration.
-    for (const key of catalog.invalid) {
-      if (!eligible.has(key) && !excluded.has(key)) excluded.set(key, 'not-configured');
-    }
-    return { eligible, excluded };
+  /** Why a cycle with nothing running and nothing to claim ends. */
+  private idleReason(
+    cycle: CycleState,
+    channels: ResolvedChannels,
+    drained: ReadonlySet<string>,
+  ): CycleStopReason {
+    if ([...channels.eligible.keys()].every((key) => drained.has(key))) return 'no-more-due';
+    if (!this.options.drain && cycle.claimed >= this.options.batchSize) return 'batch-full';
+    // Channels with rows left whose claim would outlive the deadline.
+    if (cycle.deadline - performance.now() < this.longestClaimMs(channels, drained)) return 'deadline';
+    // The rest wait behind an open circuit.
+    return 'no-more-due';
   }
 
-  /**
-   * A rate-limited channel gets no more candidates than it can send before the
-   * deadline, so its backlog cannot fill the batch and starve the others.
-   */
-  private quotas(
-    eligible: Map<string, EligibleChannel>,
-    include: (providerKey: string) => boolean = () => true,
-  ): ChannelQuota[] {
-    return [...eligible.values()]
-      .filter(({ config }) => include(config.providerKey))
-      .map(({ config }) => ({
-        channel: config.key,
-        quota:
-          config.rateLimitPerSec === null
-            ? this.options.batchSize
-            : Math.max(
-                1,
-                Math.ceil((config.rateLimitPerSec * this.options.maxCycleDurationMs) / 1000),
-              ),
-      }));
+  private longestClaimMs(channels: ResolvedChannels, drained: ReadonlySet<string>): number {
+    let longest = 0;
+    for (const { config } of channels.eligible.values()) {
+      if (!drained.has(config.key)) longest = Math.max(longest, this.claimMs(config));
+    }
+    return longest;
+  }
+
+  private claimMs(config: EligibleChannel['config']): number {
+    return config.timeoutMs + this.options.settleMarginMs + CLAIM_WRITE_ALLOWANCE_MS;
   }
 
   private skipped(
@@ -596,6 +599,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     skipReason: CycleSkipReason,
     started: number,
   ): CycleReport {
+    this.reporter.skipped(runId, correlationId, skipReason, this.options.lockKey);
     const finishedAt = this.clock.now();
     const durationMs = Math.round(performance.now() - started);
     return {
@@ -610,16 +614,3 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   }
 }
 
-/** Resolves after `ms`, or at once when the cycle is told to stop. */
-function pause(ms: number, stop: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (stop.aborted || ms <= 0) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      stop.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    stop.addEventListener('abort', done, { once: true });
-  });
-}

@@ -1,19 +1,18 @@
 import { NotificationsRetryError } from './notifications-retry.error';
 
 /**
- * Every in-flight row holds a connection for its whole transaction, and the lease
- * and the claim need one more, so a pool no larger than the concurrency would
- * deadlock the cycle against itself.
+ * Provider calls hold no connection, but a claim and an outcome write must be
+ * able to run at once, or every write would wait behind the next claim.
  */
 export class InsufficientPoolSizeError extends NotificationsRetryError {
   readonly code = 'insufficient_pool_size';
 
   constructor(
     readonly poolSize: number,
-    readonly concurrency: number,
+    readonly required: number,
   ) {
     super(
-      `NotificationsRetryModule option "concurrency" (${concurrency}) needs a database pool of at least ${concurrency + 1} connections; the DataSource pool has ${poolSize}. Raise "extra.max" of the TypeORM connection or lower "concurrency".`,
+      `NotificationsRetryModule needs a database pool of at least ${required} connections (a claim and an outcome write at once); the DataSource pool has ${poolSize}. Raise "extra.max" of the TypeORM connection.`,
     );
   }
 }

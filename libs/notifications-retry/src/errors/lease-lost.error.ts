@@ -1,6 +1,6 @@
 import { NotificationsRetryError } from './notifications-retry.error';
 
-/** The cycle's lease expired or was taken over; the row's transaction is rolled back. */
+/** The cycle's lease expired or was taken over: its calls in flight are cut. */
 export class LeaseLostError extends NotificationsRetryError {
   readonly code = 'lease_lost';
 

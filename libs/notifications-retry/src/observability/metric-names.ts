@@ -19,4 +19,6 @@ export const RetryMetricName = {
   lateAnswers: 'notifications_retry_late_answers_total',
   databaseClientErrors: 'notifications_retry_database_client_errors_total',
   callsInFlight: 'notifications_retry_calls_in_flight',
+  claimsLapsed: 'notifications_retry_claims_lapsed_total',
+  claimsLost: 'notifications_retry_claims_lost_total',
 } as const;

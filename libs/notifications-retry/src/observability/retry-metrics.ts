@@ -44,6 +44,8 @@ export class RetryMetrics {
   private readonly leaseSkipped: Counter<string>;
   private readonly lateAnswers: Counter<string>;
   private readonly databaseClientErrors: Counter<string>;
+  private readonly claimsLapsed: Counter<string>;
+  private readonly claimsLost: Counter<string>;
   private readonly failedBacklog: Gauge<string>;
   private readonly channelDisabledRows: Gauge<string>;
   private readonly channelsExcludedGauge: Gauge<string>;
@@ -92,7 +94,7 @@ export class RetryMetrics {
     });
     this.itemErrors = counter({
       name: M.itemErrors,
-      help: 'Units of work that failed to commit; their rows stay due',
+      help: 'Outcomes that could not be written as decided (held as outcome_not_recorded, or left to their claim lapse)',
       labelNames: ['channel'],
     });
     this.leaseSkipped = counter({
@@ -107,6 +109,16 @@ export class RetryMetrics {
     this.databaseClientErrors = counter({
       name: M.databaseClientErrors,
       help: "Errors emitted by the host DataSource's pg clients (a dropped connection), caught so they cannot crash the process",
+    });
+    this.claimsLapsed = counter({
+      name: M.claimsLapsed,
+      help: 'Rows claimed again after an earlier claim lapsed (its worker died or stalled past timeout and settle margin)',
+      labelNames: ['channel'],
+    });
+    this.claimsLost = counter({
+      name: M.claimsLost,
+      help: 'Outcome writes whose claim token no longer matched: nothing was written for them',
+      labelNames: ['channel'],
     });
     this.failedBacklog = gauge({
       name: M.failedBacklog,
@@ -148,7 +160,7 @@ export class RetryMetrics {
     });
     this.settleDuration = histogram({
       name: M.settleDuration,
-      help: "Duration of one row's outcome write, from the provider's answer to the commit, in milliseconds",
+      help: "Per row, from its outcome being known to its write committed (group commit included), in milliseconds",
       buckets: STATEMENT_BUCKETS,
     });
     this.lag = histogram({
@@ -187,6 +199,8 @@ export class RetryMetrics {
       counter.inc(labels, 0);
     }
     this.itemErrors.inc({ channel: labels.channel }, 0);
+    this.claimsLapsed.inc({ channel: labels.channel }, 0);
+    this.claimsLost.inc({ channel: labels.channel }, 0);
     for (const recorded of ['true', 'false']) this.lateAnswers.inc({ ...labels, recorded }, 0);
     this.circuit(provider, circuit);
   }
@@ -197,6 +211,14 @@ export class RetryMetrics {
 
   callsInFlight(calls: number): void {
     this.callsInFlightGauge.set(calls);
+  }
+
+  claimLapsed(channel: string): void {
+    this.claimsLapsed.inc({ channel: this.channels.of(channel) });
+  }
+
+  claimLost(channel: string): void {
+    this.claimsLost.inc({ channel: this.channels.of(channel) });
   }
 
   databaseClientError(): void {

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { pgPoolDriver } from './pooled-pg-transaction';
+import { pgPoolDriver } from './sql-runner';
 
 /** What one connection of the pool says about what is in front of PostgreSQL. */
 export interface ConnectionPoolerProbe {

@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { compileReleaseClaims } from '../persistence/sql/release-claims.sql';
+import { SqlRunner } from '../persistence/sql-runner';
+import type { ClaimedRow } from './claimed-row';
+
+/**
+ * Hands claimed rows back untouched, so another instance (or the next cycle)
+ * takes them at once instead of after the claim lapses (DESIGN §3.7).
+ */
+@Injectable()
+export class ClaimRelease {
+  private readonly statement;
+
+  constructor(
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
+    private readonly sql: SqlRunner,
+  ) {
+    this.statement = compileReleaseClaims(dataSource);
+  }
+
+  /** How many were still this worker's to release. */
+  async release(rows: readonly ClaimedRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const released = await this.sql.run<{ id: string }>(
+      this.statement,
+      this.statement.values({
+        ids: rows.map((row) => row.id),
+        claimTokens: rows.map((row) => row.claimToken),
+      }),
+    );
+    return released.length;
+  }
+}

@@ -1,0 +1,30 @@
+import type { NotificationStatus } from '../notifications/notification-status';
+
+/**
+ * A row this worker holds for one provider call: the columns the cycle reads,
+ * read with plain SQL by the claim (no entity is hydrated on the hot path),
+ * and the claim it holds them under.
+ */
+export interface ClaimedRow {
+  readonly id: string;
+  readonly tenantId: string | null;
+  readonly channel: string;
+  readonly recipientAddress: string;
+  readonly subject: string | null;
+  readonly body: string;
+  readonly status: NotificationStatus;
+  readonly attempts: number;
+  readonly nextAttemptAt: Date | null;
+  readonly scheduledAt: Date | null;
+  /** When the row was due, before the claim moved its `due_at`. */
+  readonly dueAt: Date;
+  /** The outcome write must match it. */
+  readonly claimToken: string;
+  /** It carried an earlier claim that lapsed (a worker died or stalled holding it). */
+  readonly lapsed: boolean;
+  /**
+   * `performance.now()` at which the claim lapses, as this process sees it (a
+   * little before the database does: measured from before the claim was sent).
+   */
+  readonly claimedUntil: number;
+}

@@ -1,0 +1,223 @@
+import { performance } from 'node:perf_hooks';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ConnectionWaitTimeoutError } from '../errors/connection-wait-timeout.error';
+import { DistributedLock } from '../locking/distributed-lock';
+import type { Lease } from '../locking/lease';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import {
+  compileSettleRows,
+  SETTLED_ROW_ARRAYS,
+  type SettledRowArray,
+  type SettleRowsValue,
+} from '../persistence/sql/settle-rows.sql';
+import type { BoundStatement } from '../persistence/sql/sql-statement';
+import { SqlRunner } from '../persistence/sql-runner';
+import { fenceValues } from './due-row-claimer';
+import type { LeaseLossCause } from './lease-loss';
+import type { OutcomeWriteResult } from './outcome-write-result';
+import type { RowOutcome } from './row-settlement';
+
+/** How outcomes are grouped into statements. */
+export interface GroupCommitSettings {
+  /** Rows per statement at most. */
+  readonly maxRows: number;
+  /** How long the first outcome of a group waits for others to join it. */
+  readonly lingerMs: number;
+  /** Statements in flight at once (each takes a pooled connection for its round trip). */
+  readonly maxStatements: number;
+}
+
+interface Pending {
+  readonly outcome: RowOutcome;
+  readonly resolve: (result: OutcomeWriteResult) => void;
+}
+
+type StatementResult =
+  | { readonly kind: 'run'; readonly settled: ReadonlySet<string> }
+  | { readonly kind: 'lease-lost'; readonly cause: LeaseLossCause };
+
+/** Compiles the settle statement once; makes one writer per cycle (per lease). */
+@Injectable()
+export class OutcomeWriterFactory {
+  private readonly statement: BoundStatement<SettleRowsValue>;
+
+  constructor(
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
+    private readonly lock: DistributedLock,
+    private readonly sql: SqlRunner,
+  ) {
+    this.statement = compileSettleRows(dataSource, lock.fence);
+  }
+
+  forLease(lease: Lease, settings: GroupCommitSettings, connectBy: number): OutcomeWriter {
+    const fence = fenceValues(this.lock.fence.params(lease));
+    return new OutcomeWriter(
+      (outcomes) =>
+        this.sql.run<{ leased: boolean; settled: string[] }>(
+          this.statement,
+          this.statement.values({ ...fence, ...columnArrays(outcomes) }),
+          connectBy,
+        ),
+      settings,
+    );
+  }
+}
+
+/**
+ * Settlement (DESIGN §3.5) for one cycle: outcomes that finish close together
+ * go out in one statement (group commit); a statement that fails is retried
+ * row by row, so one bad row never takes the others with it; a row whose own
+ * write fails gets its hold written instead. Once a statement finds the lease
+ * gone, nothing more is sent.
+ */
+export class OutcomeWriter {
+  private pending: Pending[] = [];
+  private statements = 0;
+  private linger: NodeJS.Timeout | null = null;
+  private lost: LeaseLossCause | null = null;
+
+  constructor(
+    private readonly send: (
+      outcomes: readonly RowOutcome[],
+    ) => Promise<Array<{ leased: boolean; settled: string[] }>>,
+    private readonly settings: GroupCommitSettings,
+  ) {}
+
+  /** Why the lease was found lost, if a statement found it so. */
+  get leaseLoss(): LeaseLossCause | null {
+    return this.lost;
+  }
+
+  write(outcome: RowOutcome): Promise<OutcomeWriteResult> {
+    if (this.lost) return Promise.resolve({ kind: 'lease-lost', cause: this.lost });
+    return new Promise((resolve) => {
+      this.pending.push({ outcome, resolve });
+      if (this.pending.length >= this.settings.maxRows) this.flush();
+      else this.linger ??= setTimeout(() => this.flush(), this.settings.lingerMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = null;
+    while (this.pending.length > 0 && this.statements < this.settings.maxStatements) {
+      const group = this.pending.splice(0, this.settings.maxRows);
+      this.statements++;
+      void this.writeGroup(group).finally(() => {
+        this.statements--;
+        // What queued behind a full set of statements has waited long enough already.
+        if (this.pending.length > 0) this.flush();
+      });
+    }
+  }
+
+  private async writeGroup(group: readonly Pending[]): Promise<void> {
+    if (this.lost) return this.resolveLost(group, this.lost);
+    let result: StatementResult;
+    try {
+      result = await this.run(group.map((p) => p.outcome));
+    } catch (error) {
+      if (group.length === 1) return group[0].resolve(await this.hold(group[0].outcome, error));
+      // One statement, one atomic write: none of the group is written. Each row on its own now.
+      for (const pending of group) pending.resolve(await this.writeOne(pending.outcome));
+      return;
+    }
+    if (result.kind === 'lease-lost') return this.resolveLost(group, result.cause);
+    for (const { outcome, resolve } of group) resolve(this.resultOf(outcome, result.settled));
+  }
+
+  private async writeOne(outcome: RowOutcome): Promise<OutcomeWriteResult> {
+    if (this.lost) return { kind: 'lease-lost', cause: this.lost };
+    try {
+      const result = await this.run([outcome]);
+      return result.kind === 'lease-lost' ? result : this.resultOf(outcome, result.settled);
+    } catch (error) {
+      return this.hold(outcome, error);
+    }
+  }
+
+  /** The outcome's own write failed: record the attempt and hold the row by backoff instead. */
+  private async hold(outcome: RowOutcome, error: unknown): Promise<OutcomeWriteResult> {
+    if (!outcome.hold || this.lost) return { kind: 'not-written', error };
+    try {
+      const result = await this.run([{ ...outcome, transition: outcome.hold, event: null }]);
+      if (result.kind === 'lease-lost') return result;
+      return result.settled.has(outcome.row.id)
+        ? { kind: 'held', hold: outcome.hold, error }
+        : { kind: 'claim-lost' };
+    } catch (holdError) {
+      return { kind: 'not-written', error: holdError };
+    }
+  }
+
+  private async run(outcomes: readonly RowOutcome[]): Promise<StatementResult> {
+    try {
+      const [row] = await this.send(outcomes);
+      if (!row?.leased) return this.lose('fence-refused');
+      return { kind: 'run', settled: new Set(row.settled) };
+    } catch (error) {
+      if (error instanceof ConnectionWaitTimeoutError) return this.lose('no-connection-before-lease-end');
+      throw error;
+    }
+  }
+
+  private lose(cause: LeaseLossCause): StatementResult {
+    this.lost ??= cause;
+    return { kind: 'lease-lost', cause };
+  }
+
+  private resultOf(outcome: RowOutcome, settled: ReadonlySet<string>): OutcomeWriteResult {
+    return settled.has(outcome.row.id)
+      ? { kind: 'written', settleMs: performance.now() - outcome.decidedAt }
+      : { kind: 'claim-lost' };
+  }
+
+  private resolveLost(group: readonly Pending[], cause: LeaseLossCause): void {
+    for (const pending of group) pending.resolve({ kind: 'lease-lost', cause });
+  }
+}
+
+/** The settle statement's arrays: index i of each is outcome i. */
+function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, unknown[]> {
+  const value = (o: RowOutcome, name: SettledRowArray): unknown => {
+    const { row, transition: t, event } = o;
+    switch (name) {
+      case 'id':
+        return row.id;
+      case 'claimToken':
+        return row.claimToken;
+      case 'status':
+        return t.status;
+      case 'attempts':
+        return t.attempts;
+      case 'nextAttemptAt':
+        return t.nextAttemptAt;
+      case 'scheduledAt':
+        return t.scheduledAt;
+      case 'providerMessageId':
+        return t.providerMessageId;
+      case 'sentAt':
+        return t.sentAt;
+      case 'lastErrorCode':
+        return t.lastErrorCode;
+      case 'lastErrorMessage':
+        return t.lastErrorMessage;
+      case 'eventId':
+        return event?.id ?? null;
+      case 'eventTopic':
+        return event?.topic ?? null;
+      case 'eventMessageKey':
+        return event?.messageKey ?? null;
+      case 'eventContractVersion':
+        return event?.contractVersion ?? null;
+      case 'eventPayload':
+        return event?.payload ?? null;
+      case 'eventHeaders':
+        return event?.headers ?? null;
+    }
+  };
+  const arrays = {} as Record<SettledRowArray, unknown[]>;
+  for (const [name] of SETTLED_ROW_ARRAYS) arrays[name] = outcomes.map((o) => value(o, name));
+  return arrays;
+}

@@ -1,0 +1,119 @@
+import { performance } from 'node:perf_hooks';
+import { Inject, Injectable } from '@nestjs/common';
+import { context as otelContext, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
+import { attemptDelivery } from './attempt-delivery';
+import type { AttemptOutcome } from './attempt-outcome';
+import { ChannelPacer } from './channel-pacer';
+import type { ClaimedRow } from './claimed-row';
+import { CycleReporter } from './cycle-reporter';
+import type { CycleState, EligibleChannel } from './cycle-state';
+import { ProviderCallsInFlight } from './provider-calls-in-flight';
+
+/** What a call came to, and the trace context for the outbox headers. */
+export interface CallResult {
+  readonly outcome: AttemptOutcome;
+  /** The call span's W3C traceparent (none without an OpenTelemetry SDK, or without a call). */
+  readonly traceparent: string | undefined;
+  /** `performance.now()` when the outcome was known. */
+  readonly decidedAt: number;
+}
+
+/**
+ * Room the claim keeps after the last answer it waits for, for the outcome's
+ * write to reach the database while the claim is still live.
+ */
+export const CLAIM_WRITE_ALLOWANCE_MS = 250;
+
+/**
+ * Calls one claimed row's provider (DESIGN §3.4), with no transaction and no
+ * connection: paced to the channel's rate, through the provider's circuit
+ * breaker, in a span under the cycle's, cut at the channel timeout; an answer
+ * is awaited past it only while the row's claim stays live. A row whose
+ * attempts already reach the channel's maximum is not called.
+ */
+@Injectable()
+export class ProviderCaller {
+  private readonly tracer = trace.getTracer('@pin/notifications-retry');
+
+  constructor(
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
+    private readonly options: ResolvedNotificationsRetryOptions,
+    private readonly circuits: ProviderCircuitBreakers,
+    private readonly pacer: ChannelPacer,
+    private readonly callsInFlight: ProviderCallsInFlight,
+    private readonly reporter: CycleReporter,
+  ) {}
+
+  async call(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel): Promise<CallResult> {
+    if (row.attempts >= channel.config.maxAttempts) {
+      return { outcome: { kind: 'exhausted' }, traceparent: undefined, decidedAt: performance.now() };
+    }
+    const span = this.tracer.startSpan(
+      'notifications.retry.provider.send',
+      {
+        attributes: {
+          'notifications.notification_id': row.id,
+          'notifications.run_id': cycle.runId,
+          'notifications.correlation_id': cycle.correlationId,
+          'notifications.channel': row.channel,
+          'notifications.provider': channel.config.providerKey,
+        },
+      },
+      trace.setSpan(otelContext.active(), cycle.span),
+    );
+    try {
+      const outcome = await this.circuits.call(
+        channel.config.providerKey,
+        async () => {
+          await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
+          return attemptDelivery(
+            channel.adapter,
+            {
+              id: row.id,
+              tenantId: row.tenantId,
+              channel: row.channel,
+              recipientAddress: row.recipientAddress,
+              subject: row.subject,
+              body: row.body,
+              attempts: row.attempts,
+            },
+            channel.config.timeoutMs,
+            cycle.interrupt.signal,
+            {
+              settleMarginMs: this.settleMarginMs(row, channel),
+              onCallStarted: (settled) => this.callsInFlight.track(row.id, settled),
+              onLateAnswer: (late) => this.reporter.lateAnswer(cycle, row, channel, late),
+            },
+          );
+        },
+        { runId: cycle.runId, correlationId: cycle.correlationId },
+      );
+      span.setAttribute('notifications.outcome', outcome.kind);
+      if (outcome.kind !== 'sent') {
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind,
+        });
+      }
+      const carrier: Record<string, string> = {};
+      propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
+      return { outcome, traceparent: carrier.traceparent, decidedAt: performance.now() };
+    } finally {
+      span.end();
+    }
+  }
+
+  /**
+   * The settle margin, cut so that the last answer awaited still leaves the
+   * claim room for its write: an answer after the claim lapsed could race a
+   * second worker's call for the same notification.
+   */
+  private settleMarginMs(row: ClaimedRow, channel: EligibleChannel): number {
+    const claimLeftMs =
+      row.claimedUntil - performance.now() - channel.config.timeoutMs - CLAIM_WRITE_ALLOWANCE_MS;
+    return Math.max(0, Math.min(this.options.settleMarginMs, Math.floor(claimLeftMs)));
+  }
+}

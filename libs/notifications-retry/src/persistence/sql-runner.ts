@@ -1,0 +1,102 @@
+import { performance } from 'node:perf_hooks';
+import { Injectable } from '@nestjs/common';
+import type { PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+import { ConnectionWaitTimeoutError } from '../errors/connection-wait-timeout.error';
+import { InjectNotificationsRetryDataSource } from './notifications-retry-data-source';
+import { PreparedStatementMode } from './prepared-statement-mode';
+import type { SqlStatement } from './sql/sql-statement';
+
+/** The one method of TypeORM's PostgresDriver used here: a client checked out of its `pg` pool. */
+interface PgPoolDriver {
+  obtainMasterConnection(): Promise<[PoolClient, unknown]>;
+}
+
+/**
+ * The library's one way to the database: a compiled statement, run on its
+ * own (autocommit: every statement of the cycle is one atomic step, so no
+ * transaction is ever open between two of them), on a client taken straight
+ * from the `pg` pool of the host's DataSource. Named prepared statements where
+ * PreparedStatementMode allows, so the server parses and plans each statement
+ * once per connection.
+ *
+ * `connectBy` (a `performance.now()` instant) bounds the wait for a pooled
+ * connection: a cycle waits no longer than its lease lasts.
+ */
+@Injectable()
+export class SqlRunner {
+  constructor(
+    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
+    private readonly preparedStatements: PreparedStatementMode,
+  ) {}
+
+  async run<Row>(
+    statement: SqlStatement,
+    values: readonly unknown[],
+    connectBy?: number,
+  ): Promise<Row[]> {
+    const named = await this.preparedStatements.named();
+    const client = await this.connect(connectBy);
+    // pg-pool stops listening to a client's errors while it is checked out; a dropped connection
+    // must go back as broken, so the pool closes it instead of handing it out again.
+    let broken: Error | undefined;
+    const onError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on('error', onError);
+    try {
+      const query = named
+        ? { name: statement.name, text: statement.text, values: [...values] }
+        : { text: statement.text, values: [...values] };
+      return (await client.query(query)).rows as Row[];
+    } catch (error) {
+      if (named) this.preparedStatements.namedStatementFailed(error);
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(broken);
+    }
+  }
+
+  private connect(connectBy: number | undefined): Promise<PoolClient> {
+    const checkout = pgPoolDriver(this.dataSource)
+      .obtainMasterConnection()
+      .then(([client]) => client);
+    if (connectBy === undefined) return checkout;
+    const waitMs = connectBy - performance.now();
+    return new Promise<PoolClient>((resolve, reject) => {
+      let gaveUp = false;
+      const timer = setTimeout(
+        () => {
+          gaveUp = true;
+          reject(new ConnectionWaitTimeoutError(Math.max(0, waitMs)));
+          // The checkout stays queued in the pool; whatever it brings goes straight back.
+          checkout.then((client) => client.release(), () => undefined);
+        },
+        Math.max(0, waitMs),
+      );
+      checkout.then(
+        (client) => {
+          if (gaveUp) return;
+          clearTimeout(timer);
+          resolve(client);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (!gaveUp) reject(error);
+        },
+      );
+    });
+  }
+}
+
+/** TypeORM's postgres driver of `dataSource`, whose `pg` pool the library's statements use. */
+export function pgPoolDriver(dataSource: DataSource): PgPoolDriver {
+  const driver = dataSource.driver as Partial<PgPoolDriver>;
+  if (typeof driver.obtainMasterConnection !== 'function') {
+    throw new Error(
+      `@pin/notifications-retry needs TypeORM's postgres driver, got ${dataSource.options.type}`,
+    );
+  }
+  return driver as PgPoolDriver;
+}

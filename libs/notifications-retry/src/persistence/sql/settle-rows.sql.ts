@@ -1,0 +1,96 @@
+import type { DataSource } from 'typeorm';
+import type { LeaseFence } from '../../locking/lease-fence';
+import { NotificationOutboxEntity } from '../notification-outbox.entity';
+import { NotificationEntity } from '../notification.entity';
+import { entitySql } from './entity-sql';
+import { StatementParameters, type BoundStatement } from './sql-statement';
+
+/** One array per column, index i of each array is row i (see `SettleRowsStatement`). */
+export const SETTLED_ROW_ARRAYS = [
+  ['id', 'uuid'],
+  ['claimToken', 'uuid'],
+  ['status', 'text'],
+  ['attempts', 'int'],
+  ['nextAttemptAt', 'timestamptz'],
+  ['scheduledAt', 'timestamptz'],
+  ['providerMessageId', 'text'],
+  ['sentAt', 'timestamptz'],
+  ['lastErrorCode', 'text'],
+  ['lastErrorMessage', 'text'],
+  ['eventId', 'uuid'],
+  ['eventTopic', 'text'],
+  ['eventMessageKey', 'text'],
+  ['eventContractVersion', 'int'],
+  ['eventPayload', 'text'],
+  ['eventHeaders', 'text'],
+] as const;
+
+export type SettledRowArray = (typeof SETTLED_ROW_ARRAYS)[number][0];
+export type SettleRowsValue = `fence${number}` | SettledRowArray;
+
+/** The row columns an outcome sets, by their key in SETTLED_ROW_ARRAYS. */
+const OUTCOME_COLUMNS = [
+  'status',
+  'attempts',
+  'nextAttemptAt',
+  'scheduledAt',
+  'providerMessageId',
+  'sentAt',
+  'lastErrorCode',
+  'lastErrorMessage',
+] as const;
+
+/**
+ * Settlement (DESIGN §3.5), one statement for one row or a group of them:
+ * each row's outcome, its claim cleared and, for a final outcome, its outbox
+ * event, matched on the row's claim token and fenced by the lease. One
+ * statement is one atomic write, so the row and its event commit together or
+ * not at all; a group fails or succeeds as a whole (the caller then writes its
+ * rows one by one). A row whose token no longer matches (the claim lapsed and
+ * was taken, or another writer cleared it) is not written, nor is its event.
+ *
+ * Returns one row: `leased` (the fence held) and `settled`, the ids written.
+ */
+export function compileSettleRows(
+  dataSource: DataSource,
+  fence: LeaseFence,
+): BoundStatement<SettleRowsValue> {
+  const n = entitySql(dataSource, NotificationEntity);
+  const o = entitySql(dataSource, NotificationOutboxEntity);
+  const p = new StatementParameters<SettleRowsValue>();
+  const fenceSql = p.adopt(
+    fence.sql,
+    fence.sql.match(/\$\d+/g)?.map((_, i) => `fence${i + 1}` as const) ?? [],
+  );
+  const arrays = SETTLED_ROW_ARRAYS.map(([name, type]) => `${p.ref(name)}::${type}[]`);
+  const names = SETTLED_ROW_ARRAYS.map(([name]) => `"${name}"`);
+  const set = OUTCOME_COLUMNS.map((property) => `${n.column(property)} = r."${property}"`);
+
+  return p.compile(
+    'settle_rows',
+    `WITH lease AS (${fenceSql}),
+     r AS (
+       SELECT * FROM unnest(${arrays.join(', ')}) AS r(${names.join(', ')})
+        WHERE EXISTS (SELECT 1 FROM lease)
+     ),
+     settled AS (
+       UPDATE ${n.table} AS n
+          SET ${set.join(', ')},
+              ${n.column('claimToken')} = NULL,
+              ${n.column('claimExpiresAt')} = NULL,
+              ${n.column('updatedAt')} = now()
+         FROM r
+        WHERE n.${n.column('id')} = r."id" AND n.${n.column('claimToken')} = r."claimToken"
+       RETURNING n.${n.column('id')} AS id
+     ),
+     appended AS (
+       INSERT INTO ${o.table} (${o.column('id')}, ${o.column('topic')}, ${o.column('messageKey')},
+                               ${o.column('contractVersion')}, ${o.column('payload')}, ${o.column('headers')})
+       SELECT r."eventId", r."eventTopic", r."eventMessageKey", r."eventContractVersion",
+              r."eventPayload"::jsonb, r."eventHeaders"::jsonb
+         FROM r JOIN settled ON settled.id = r."id"
+        WHERE r."eventId" IS NOT NULL
+     )
+     SELECT EXISTS (SELECT 1 FROM lease) AS "leased", ARRAY(SELECT id FROM settled) AS "settled"`,
+  );
+}
