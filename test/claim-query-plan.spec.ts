@@ -4,19 +4,21 @@ import { loadClaimFixture } from '../src/claim-plan/load-claim-fixture';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
 /**
- * The claim must stay an index range scan however large the table grows; the
- * full 200k-row figures come from `npm run explain:claim`.
+ * The claim must stay one index range scan however large the table grows, and
+ * the counts off the claim path must stay bounded; the full 200k-row figures
+ * come from `npm run explain:claim`.
  */
-describe('claim query plan (real PostgreSQL, EXPLAIN ANALYZE of the SQL TypeORM sends)', () => {
+describe('claim query plan (real PostgreSQL, EXPLAIN ANALYZE of the compiled statements)', () => {
   let db: TestDatabase;
   let ds: DataSource;
-  let candidate: ExplainedQuery;
-  let lock: ExplainedQuery;
+  let claim: ExplainedQuery;
+  let waiting: ExplainedQuery;
+  let backlog: ExplainedQuery;
 
   beforeAll(async () => {
     ({ db, dataSource: ds } = await createMigratedDatabase());
     const now = await loadClaimFixture(ds, { rows: 40_000 });
-    [candidate, lock] = await explainClaimQueries(ds, now, ['email'], 200);
+    [claim, waiting, backlog] = await explainClaimQueries(ds, now, ['email'], 200);
   });
 
   afterAll(async () => {
@@ -24,23 +26,30 @@ describe('claim query plan (real PostgreSQL, EXPLAIN ANALYZE of the SQL TypeORM 
     await db?.drop();
   });
 
-  it('finds candidates with a range scan of the partial due index, never a sequential scan', () => {
-    expect(candidate.plan).toContain('Index Scan using notifications_due_idx on notifications');
-    expect(candidate.plan).not.toMatch(/Seq Scan on notifications/);
+  it('claims with a range scan of the partial due index, never a sequential scan', () => {
+    expect(claim.plan).toContain('Index Scan using notifications_due_idx on notifications');
+    expect(claim.plan).not.toMatch(/Seq Scan on notifications/);
   });
 
-  it('reads only the rows it returns: the disabled channel backlog at the head is never visited', () => {
-    const scan = candidate.plan
+  it('reads only the rows it claims: the disabled channel backlog at the head is never visited', () => {
+    const scan = claim.plan
       .split('\n')
       .find((line) => line.includes('Index Scan using notifications_due_idx'));
     expect(scan).toMatch(/rows=200(\.00)? loops=1/);
-    expect(candidate.plan).not.toContain('Rows Removed by Filter');
+    expect(claim.plan).not.toContain('Rows Removed by Filter');
   });
 
-  it('locks each row through its primary key with FOR UPDATE SKIP LOCKED and re-checks it is due', () => {
-    expect(lock.sql).toMatch(/FOR UPDATE SKIP LOCKED$/);
-    expect(lock.sql).toContain('due_at <= $3');
-    expect(lock.plan).toContain('LockRows');
-    expect(lock.plan).toContain('Index Scan using notifications_pkey on notifications');
+  it('locks with FOR UPDATE SKIP LOCKED (TypeORM pessimistic_write + skip_locked) and stamps the claim', () => {
+    expect(claim.sql).toContain('FOR UPDATE SKIP LOCKED');
+    expect(claim.sql).toMatch(/SET "claim_token" = \$\d+::uuid, "claim_expires_at" = statement_timestamp\(\)/);
+    expect(claim.plan).toContain('LockRows');
+    expect(claim.plan).toMatch(/Update on notifications/);
+  });
+
+  it('counts off the claim path through the indexes, never a sequential scan of the table', () => {
+    for (const count of [waiting, backlog]) {
+      expect(count.plan).not.toMatch(/Seq Scan on notifications/);
+      expect(count.plan).toMatch(/Index (Only )?Scan using notifications_(due|failed_backlog)_idx/);
+    }
   });
 });

@@ -16,6 +16,7 @@ import {
   type Lease,
   type NotificationsRetryExtensions,
 } from '@pin/notifications-retry';
+import { OPEN_FENCE } from './support/open-fence';
 import { completed } from './support/cycle-reports';
 import { insertNotification, minutesAgo, readNotification, resetTables } from './support/fixtures';
 import { FakeClock } from './support/fake-clock';
@@ -48,9 +49,7 @@ class CountingLock extends DistributedLock {
     return Promise.resolve({ key, owner, fencingToken: this.acquired });
   }
 
-  confirm(): Promise<boolean> {
-    return Promise.resolve(true);
-  }
+  readonly fence = OPEN_FENCE;
 
   release(): Promise<void> {
     return Promise.resolve();
@@ -205,7 +204,7 @@ describe('NotificationsRetryModule extensions in every Nest provider form (real 
       'a value without the methods',
       { distributedLock: { useValue: { acquire: () => null } } },
       'extensions.distributedLock.useValue',
-      /must be a DistributedLock: an object with acquire\(\), confirm\(\), release\(\)/,
+      /must be a DistributedLock: an object with acquire\(\), release\(\), a fence \(\{ sql, params\(\) \}\)/,
     ],
     [
       'inject that is not a list',

@@ -41,6 +41,8 @@ const EXPECTED_TYPES: Record<keyof typeof RetryMetricName, string> = {
   channelDisabledRows: 'gauge',
   channelsExcluded: 'gauge',
   circuitState: 'gauge',
+  claimsLapsed: 'counter',
+  claimsLost: 'counter',
   lastCycleTimestamp: 'gauge',
   cycleDuration: 'histogram',
   claimDuration: 'histogram',

@@ -1,5 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { PostgresDistributedLock } from '../libs/notifications-retry/src/locking/postgres-distributed-lock';
+import { resolveOptions } from '../libs/notifications-retry/src/options/resolve-options';
+import { PreparedStatementMode } from '../libs/notifications-retry/src/persistence/prepared-statement-mode';
+import { SqlRunner } from '../libs/notifications-retry/src/persistence/sql-runner';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
 const KEY = 'notifications:retry-worker';
@@ -12,7 +15,8 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     ({ db, dataSource: ds } = await createMigratedDatabase());
-    lock = new PostgresDistributedLock(ds);
+    const statements = new PreparedStatementMode(resolveOptions({}), ds);
+    lock = new PostgresDistributedLock(ds, new SqlRunner(ds, statements));
   });
 
   afterAll(async () => {
@@ -24,7 +28,7 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
 
   it('grants the first owner a lease with fencing token 1 and refuses a second owner while it holds', async () => {
     const first = await lock.acquire(KEY, 'instance-a', 90_000);
-    expect(first).toEqual({ key: KEY, owner: 'instance-a', fencingToken: 1 });
+    expect(first).toMatchObject({ key: KEY, owner: 'instance-a', fencingToken: 1 });
 
     expect(await lock.acquire(KEY, 'instance-b', 90_000)).toBeNull();
     // Not even the same owner gets a second concurrent lease.
@@ -40,7 +44,7 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     await sleep(500);
     const taken = await lock.acquire(KEY, 'instance-b', 90_000);
 
-    expect(taken).toEqual({ key: KEY, owner: 'instance-b', fencingToken: 2 });
+    expect(taken).toMatchObject({ key: KEY, owner: 'instance-b', fencingToken: 2 });
   });
 
   it('does not wait for an expired lease whose former owner is still writing under it: it answers not acquired at once', async () => {
@@ -64,8 +68,10 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     expect(await lock.acquire(KEY, 'instance-b', 90_000)).toMatchObject({ fencingToken: 2 });
   });
 
-  it('judges expiry by the database clock, not by the caller', async () => {
+  it('judges expiry by the database clock, not by the caller, and returns the database time of the acquire', async () => {
+    const [{ db_now }] = await ds.query(`SELECT now() AS db_now`);
     const lease = await lock.acquire(KEY, 'instance-a', 90_000);
+    expect(Math.abs(lease!.acquiredAt!.getTime() - (db_now as Date).getTime())).toBeLessThan(5_000);
     // Expiry is stored relative to the database's now(); an app whose clock runs ahead changes nothing.
     const [row] = await ds.query(
       `SELECT round(extract(epoch FROM expires_at - acquired_at))::int AS ttl_s,
@@ -75,17 +81,25 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     expect(lease).not.toBeNull();
   });
 
-  it('judges the fence at the write, not at the start of the row transaction', async () => {
+  it('judges the fence at the statement that embeds it, not at the start of a transaction', async () => {
     const lease = await lock.acquire(KEY, 'instance-a', 300);
     expect(lease).not.toBeNull();
     const verdicts = await ds.transaction(async (manager) => {
-      // now() is fixed from here on; the provider call would happen in between.
-      const early = await lock.confirm(lease!, manager);
+      // now() is fixed from here on; statement_timestamp() is not.
+      const fence = async () =>
+        (await manager.query<unknown[]>(lock.fence.sql, [...lock.fence.params(lease!)])).length;
+      const early = await fence();
       await sleep(400);
-      const late = await lock.confirm(lease!, manager);
-      return [early, late];
+      return [early, await fence()];
     });
-    expect(verdicts).toEqual([true, false]);
+    expect(verdicts).toEqual([1, 0]);
+  });
+
+  it("states its fence with the lease's expiry, for claims that must not outlive it", async () => {
+    const lease = await lock.acquire(KEY, 'instance-a', 90_000);
+    const [row] = await ds.query(lock.fence.sql, [...lock.fence.params(lease!)]);
+    const [stored] = await ds.query(`SELECT expires_at FROM distributed_locks`);
+    expect((row as { expires_at: Date }).expires_at).toEqual(stored.expires_at);
   });
 
   it('releases only its own lease: a stale owner cannot free a lease someone else took over', async () => {
@@ -98,7 +112,7 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     expect(await lock.acquire(KEY, 'instance-c', 90_000)).toBeNull();
 
     await lock.release(current!);
-    expect(await lock.acquire(KEY, 'instance-c', 90_000)).toEqual({
+    expect(await lock.acquire(KEY, 'instance-c', 90_000)).toMatchObject({
       key: KEY,
       owner: 'instance-c',
       fencingToken: 3,

@@ -7,7 +7,6 @@ import {
   outboxEvents,
   readNotification,
 } from './support/fixtures';
-import { NotificationRepository } from '@pin/notifications-retry/persistence/notification.repository';
 import { completed } from './support/cycle-reports';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
@@ -263,36 +262,36 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     expect((await readNotification(ds, held)).status).toBe('Sent');
   });
 
-  it('re-checks the due condition under the lock: a row sent meanwhile is skipped', async () => {
+  it('writes nothing when another writer cleared the claim during the call (token mismatch), and counts it', async () => {
     const now = app.clock.now();
     const id = await insertNotification(ds, {
       status: 'Failed',
       attempts: 1,
       nextAttemptAt: minutesAgo(now, 5),
     });
-    app.provider.respondWith(() => {
-      throw new Error('must not be called');
+    // The dispatcher delivers it on its own while our call runs, and clears the claim as the
+    // data contract asks of other writers.
+    app.provider.respondWith(async (message) => {
+      await ds.query(
+        `UPDATE notifications SET status = 'Sent', sent_at = now(), provider_message_id = 'by-dispatcher',
+                claim_token = NULL, claim_expires_at = NULL WHERE id = $1`,
+        [message.id],
+      );
+      return { providerMessageId: `p-${message.id}` };
     });
-    // The dispatcher delivers it between our candidate scan and our lock.
-    const realLock = NotificationRepository.prototype.lockIfDue;
-    let intercepted = false;
-    const spy = jest
-      .spyOn(NotificationRepository.prototype, 'lockIfDue')
-      .mockImplementationOnce(async function (this: NotificationRepository, ...args) {
-        intercepted = true;
-        await ds.query(`UPDATE notifications SET status = 'Sent', sent_at = now() WHERE id = $1`, [
-          id,
-        ]);
-        return realLock.apply(this, args);
-      });
-    try {
-      const report = completed(await app.cycles.runCycle());
-      expect(intercepted).toBe(true);
-      expect(report.counts).toMatchObject({ processed: 0, skipped: 1 });
-    } finally {
-      spy.mockRestore();
-    }
-    expect(app.provider.calls).toHaveLength(0);
+    const before = { ...(await readNotification(ds, id)) };
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect(report.counts).toMatchObject({ processed: 0, sent: 0, claimsLost: 1, errors: 0 });
+    const after = await readNotification(ds, id);
+    expect(after).toMatchObject({
+      status: 'Sent',
+      attempts: before.attempts,
+      provider_message_id: 'by-dispatcher',
+      claim_token: null,
+    });
     expect(await outboxEvents(ds)).toHaveLength(0);
+    expect(app.logs.events('claim-lost')).toEqual([expect.objectContaining({ notificationId: id })]);
   });
 });

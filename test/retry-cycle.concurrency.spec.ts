@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DistributedLock, type Lease } from '@pin/notifications-retry';
+import { OPEN_FENCE } from './support/open-fence';
 import { deferred, waitFor } from './support/deferred';
 import {
   insertChannel,
@@ -21,9 +22,7 @@ class AlwaysGrantedLock extends DistributedLock {
   acquire(key: string, owner: string): Promise<Lease> {
     return Promise.resolve({ key, owner, fencingToken: ++this.token });
   }
-  confirm(): Promise<boolean> {
-    return Promise.resolve(true);
-  }
+  readonly fence = OPEN_FENCE;
   release(): Promise<void> {
     return Promise.resolve();
   }

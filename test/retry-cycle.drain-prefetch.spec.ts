@@ -1,4 +1,3 @@
-import { NotificationRepository } from '@pin/notifications-retry/persistence/notification.repository';
 import {
   insertChannel,
   insertNotification,
@@ -32,7 +31,7 @@ describe('drain mode claims ahead (real PostgreSQL)', () => {
     await insertChannel(app.dataSource, { key: 'email' });
   });
 
-  it('claims the next batch while the last rows are in flight, leaving those rows out', async () => {
+  it('claims the next rows while the last ones are in flight, never the same row twice', async () => {
     const now = app.clock.now();
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
@@ -55,8 +54,7 @@ describe('drain mode claims ahead (real PostgreSQL)', () => {
 
     const report = completed(await app.cycles.runCycle());
 
-    // Both rows of a batch are in flight when the next claim runs: were they not left out of it,
-    // the claim would come back with nothing new and the drain would stop after one batch.
+    // A row in flight is claimed (out of the due range) when the next claim runs.
     expect(report).toMatchObject({
       stopReason: 'no-more-due',
       counts: { processed: 6, skipped: 0 },
@@ -66,7 +64,7 @@ describe('drain mode claims ahead (real PostgreSQL)', () => {
     expect(peak).toBe(2);
   });
 
-  it('lets the rows in flight finish before the cycle fails when claiming ahead fails', async () => {
+  it('lets the rows in flight finish, and releases the lease after them, when claiming ahead fails', async () => {
     const now = app.clock.now();
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -83,17 +81,27 @@ describe('drain mode claims ahead (real PostgreSQL)', () => {
       await new Promise((resolve) => setTimeout(resolve, message.id === ids[0] ? 20 : 300));
       return { providerMessageId: `p-${message.id}` };
     });
-    const claimAhead = jest
-      .spyOn(NotificationRepository.prototype, 'findDueCandidates')
-      .mockRejectedValueOnce(new Error('connection pool exhausted'));
+    // The database refuses the claim of the third row: the claim ahead fails.
+    await app.dataSource.query(`
+      CREATE FUNCTION refuse_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.claim_token IS NOT NULL AND NEW.id = '${ids[2]}' THEN
+          RAISE EXCEPTION 'claim refused for the test';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_claim BEFORE UPDATE ON notifications
+        FOR EACH ROW EXECUTE FUNCTION refuse_claim();`);
     try {
-      await expect(app.cycles.runCycle()).rejects.toThrow('connection pool exhausted');
+      await expect(app.cycles.runCycle()).rejects.toThrow('claim refused for the test');
     } finally {
-      claimAhead.mockRestore();
+      await app.dataSource.query(
+        'DROP TRIGGER refuse_claim ON notifications; DROP FUNCTION refuse_claim()',
+      );
     }
 
-    // The claim failed while the first batch was in flight; the cycle ended only after both rows
-    // committed, and released the lease after them.
+    // The claim failed while the second row was in flight; the cycle ended only after both rows
+    // were written, and released the lease after them.
     expect(ids.map((id) => app.provider.callsFor(id))).toEqual([1, 1, 0, 0]);
     for (const id of ids.slice(0, 2)) {
       expect((await readNotification(app.dataSource, id)).status).toBe('Sent');

@@ -1,5 +1,10 @@
-import type { DataSource, Logger as TypeOrmLogger } from 'typeorm';
-import { NotificationRepository } from '../../libs/notifications-retry/src/persistence/notification.repository';
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { compileClaimDueRows } from '../../libs/notifications-retry/src/persistence/sql/claim-due-rows.sql';
+import { compileCountFailedBacklog } from '../../libs/notifications-retry/src/persistence/sql/count-failed-backlog.sql';
+import { compileCountWaitingRows } from '../../libs/notifications-retry/src/persistence/sql/count-waiting-rows.sql';
+import { leaseFenceSql } from '../../libs/notifications-retry/src/persistence/sql/lease-fence.sql';
+import { ROW_COUNT_CAP } from '../../libs/notifications-retry/src/cycle/row-counts';
 
 export interface ExplainedQuery {
   readonly name: string;
@@ -8,28 +13,19 @@ export interface ExplainedQuery {
   readonly executionMs: number;
 }
 
-interface CapturedQuery {
+interface Query {
   readonly sql: string;
-  readonly parameters: unknown[];
+  readonly parameters: readonly unknown[];
 }
 
-/** Keeps what TypeORM really sends, parameters included, instead of what we think it sends. */
-class CapturingQueryLogger implements TypeOrmLogger {
-  readonly queries: CapturedQuery[] = [];
-  logQuery(sql: string, parameters?: unknown[]): void {
-    this.queries.push({ sql, parameters: parameters ?? [] });
-  }
-  logQueryError(): void {}
-  logQuerySlow(): void {}
-  logSchemaBuild(): void {}
-  logMigration(): void {}
-  log(): void {}
-}
+const LEASE = { key: 'explain:claim', owner: 'explain', fencingToken: 1 };
 
 /**
- * Runs the claim the way the cycle does (candidate scan, then the per-row lock
- * through TypeORM's query builder), captures the SQL, and EXPLAIN ANALYZEs each
- * captured statement with its own parameters.
+ * EXPLAIN ANALYZE of the statements the cycle compiles at start, exactly as it
+ * binds them (the compile functions are the cycle's own): the claim, the two
+ * bounded counts, and for comparison the claim as an OR of the two due
+ * conditions. Each runs in a transaction that is rolled back, so the claim's
+ * stamps are undone.
  */
 export async function explainClaimQueries(
   dataSource: DataSource,
@@ -37,63 +33,69 @@ export async function explainClaimQueries(
   channels: readonly string[],
   batchSize: number,
 ): Promise<ExplainedQuery[]> {
-  const repository = new NotificationRepository(dataSource);
-  const capture = new CapturingQueryLogger();
-  const previous = dataSource.logger;
-  // Query runners call the DataSource's logger for every statement, whatever `logging` says.
-  dataSource.logger = capture;
-  let candidateSql: CapturedQuery;
-  let lockSql: CapturedQuery;
-  try {
-    const candidates = await repository.findDueCandidates(
-      channels.map((channel) => ({ channel, quota: batchSize })),
-      now,
-      batchSize,
-    );
-    candidateSql = capture.queries[capture.queries.length - 1];
-    if (candidates.length === 0) throw new Error('the fixture has no due rows to claim');
-    await dataSource.transaction(async (manager) => {
-      const mark = capture.queries.length;
-      await repository.lockIfDue(manager, candidates[0], now);
-      lockSql = capture.queries.slice(mark).find((q) => /FOR UPDATE/i.test(q.sql)) as CapturedQuery;
-    });
-  } finally {
-    dataSource.logger = previous;
-  }
+  const fence = { sql: leaseFenceSql(dataSource), params: () => [] };
+  const claim = compileClaimDueRows(dataSource, fence);
+  const waiting = compileCountWaitingRows(dataSource);
+  const backlog = compileCountFailedBacklog(dataSource);
+  const claimMs = 5_000 + 2_000 + 250;
 
-  const naiveOr: CapturedQuery = {
-    sql: `SELECT id FROM notifications
-           WHERE channel = ANY($1::text[])
-             AND ((status = 'Failed' AND next_attempt_at <= $2) OR (status = 'Pending' AND scheduled_at <= $2))
-           ORDER BY coalesce(next_attempt_at, scheduled_at) LIMIT $3`,
-    parameters: [channels, now, batchSize],
-  };
-
+  const queries: Array<readonly [string, Query]> = [
+    [
+      'claim (per channel a range scan of notifications_due_idx, FOR UPDATE SKIP LOCKED, stamped)',
+      {
+        sql: claim.text,
+        parameters: claim.values({
+          fence1: LEASE.key,
+          fence2: LEASE.owner,
+          fence3: LEASE.fencingToken,
+          channels,
+          quotas: channels.map(() => batchSize),
+          claimMs: channels.map(() => claimMs),
+          now,
+          limit: batchSize,
+          excluded: [],
+          claimToken: randomUUID(),
+        }),
+      },
+    ],
+    [
+      `due rows of the channels left out (capped at ${ROW_COUNT_CAP} per channel)`,
+      { sql: waiting.text, parameters: waiting.values({ claimed: channels, now, cap: ROW_COUNT_CAP }) },
+    ],
+    [
+      `failed backlog (capped at ${ROW_COUNT_CAP} per channel)`,
+      { sql: backlog.text, parameters: backlog.values({ cap: ROW_COUNT_CAP }) },
+    ],
+    [
+      'for comparison: the same candidates as an OR of the two conditions',
+      {
+        sql: `SELECT id FROM notifications
+               WHERE channel = ANY($1::text[])
+                 AND ((status = 'Failed' AND next_attempt_at <= $2) OR (status = 'Pending' AND scheduled_at <= $2))
+               ORDER BY coalesce(next_attempt_at, scheduled_at) LIMIT $3`,
+        parameters: [channels, now, batchSize],
+      },
+    ],
+  ];
   const explained: ExplainedQuery[] = [];
-  for (const [name, query] of [
-    ['candidate scan (per channel, merged by due_at)', candidateSql!],
-    ['per-row lock (TypeORM, FOR UPDATE SKIP LOCKED)', lockSql!],
-    ['for comparison: the same claim as an OR of the two conditions', naiveOr],
-  ] as const) {
-    explained.push(await explain(dataSource, name, query));
-  }
+  for (const [name, query] of queries) explained.push(await explain(dataSource, name, query));
   return explained;
 }
 
-async function explain(
-  dataSource: DataSource,
-  name: string,
-  query: CapturedQuery,
-): Promise<ExplainedQuery> {
-  // EXPLAIN ANALYZE runs the statement: inside a rolled-back transaction, a FOR UPDATE leaves nothing behind.
+async function explain(dataSource: DataSource, name: string, query: Query): Promise<ExplainedQuery> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   await runner.startTransaction();
   try {
-    const rows = (await runner.query(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${query.sql}`,
-      query.parameters,
-    )) as Array<{ 'QUERY PLAN': string }>;
+    // A lease the fence accepts, for as long as the transaction lives.
+    await runner.query(
+      `INSERT INTO distributed_locks (key, owner, fencing_token, acquired_at, expires_at)
+       VALUES ($1, $2, $3, now(), now() + interval '1 hour')`,
+      [LEASE.key, LEASE.owner, LEASE.fencingToken],
+    );
+    const rows = (await runner.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${query.sql}`, [
+      ...query.parameters,
+    ])) as Array<{ 'QUERY PLAN': string }>;
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
     const match = /Execution Time: ([\d.]+) ms/.exec(plan);
     return {

@@ -1,8 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { notificationsRetryEntities } from '../../libs/notifications-retry/src';
-import { NotificationRepository } from '../../libs/notifications-retry/src/persistence/notification.repository';
+import { ROW_COUNT_CAP } from '../../libs/notifications-retry/src/cycle/row-counts';
+import { compileClaimDueRows } from '../../libs/notifications-retry/src/persistence/sql/claim-due-rows.sql';
+import { compileCountFailedBacklog } from '../../libs/notifications-retry/src/persistence/sql/count-failed-backlog.sql';
+import { compileCountWaitingRows } from '../../libs/notifications-retry/src/persistence/sql/count-waiting-rows.sql';
+import { leaseFenceSql } from '../../libs/notifications-retry/src/persistence/sql/lease-fence.sql';
 import {
   BENCH_CHANNEL,
   EXCLUDED_CHANNEL,
@@ -12,36 +17,36 @@ import {
 } from './bench-database';
 import { median, percentile } from './stats';
 
-/** Calls of the candidate scan timed per backlog size (after a warm-up). */
-const SCAN_CALLS = 200;
-/** Calls of the per-cycle snapshot and the backlog count (they are slower, and not the target). */
+/** Claims timed per backlog size (after a warm-up). */
+const CLAIM_CALLS = 200;
+/** Calls of each count off the claim path. */
 const COUNT_CALLS = 20;
 /** The specification's batch: what one cycle claims by default. */
 const BATCH = 200;
+const LEASE = { key: 'bench:claim-latency', owner: 'bench', fencingToken: 1 };
 
 export interface ClaimLatency {
   /** Due rows of the enabled channel. */
   readonly dueRows: number;
   /** Due rows of a disabled channel, all older than the enabled channel's (0: none). */
   readonly excludedAtHead: number;
-  readonly scanMedianMs: number;
-  readonly scanP95Ms: number;
-  /**
-   * `cycleSnapshot`: every cycle's first read, the candidate scan plus the
-   * channel-disabled and failed-backlog counts, which read the whole backlog.
-   */
-  readonly snapshotMedianMs: number;
-  /** `countFailedBacklog`: run again at the end of a cycle that committed rows. */
-  readonly countBacklogMedianMs: number;
+  /** The claim statement of 200 rows, as the cycle compiles and binds it. */
+  readonly claimMedianMs: number;
+  readonly claimP95Ms: number;
+  /** The capped count of the excluded channels' due rows, off the claim path. */
+  readonly waitingCountMedianMs: number;
+  /** The capped count of the failed backlog, off the claim path. */
+  readonly backlogCountMedianMs: number;
 }
 
 /**
- * Times the library's own candidate scan (`NotificationRepository.findDueCandidates`,
- * batch 200, one enabled channel) as the cycle calls it, wall clock including
- * the round trip, after loading the table up to `dueRows` due rows of the
- * enabled channel and `excludedAtHead` due rows of a disabled one, older than
- * all of them (the head of the due index, which the claim must not walk). Also
- * the per-cycle snapshot and the backlog count, which read the whole backlog.
+ * Times the cycle's own claim statement (compiled from the entities exactly
+ * as the cycle compiles it, batch 200, one enabled channel), wall clock with
+ * the round trip, each in a transaction that is rolled back so every call
+ * claims the same head of the index; and the two bounded counts. The table
+ * holds `dueRows` due rows of the enabled channel and `excludedAtHead` due rows
+ * of a disabled one, older than all of them (the head of the due index, which
+ * the claim must not walk).
  */
 export async function measureClaimLatency(
   url: string,
@@ -70,16 +75,13 @@ export async function measureClaimLatency(
   }
   await vacuum(client, ['notifications']);
 
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    entities: notificationsRetryEntities,
-    extra: { max: 2 },
-  });
+  // Metadata only: the statements are compiled from the entities as the cycle compiles them.
+  const dataSource = new DataSource({ type: 'postgres', url, entities: notificationsRetryEntities });
   await dataSource.initialize();
   try {
-    const repository = new NotificationRepository(dataSource);
-    const quotas = [{ channel: BENCH_CHANNEL, quota: BATCH }];
+    const claim = compileClaimDueRows(dataSource, { sql: leaseFenceSql(dataSource), params: () => [] });
+    const waiting = compileCountWaitingRows(dataSource);
+    const backlog = compileCountFailedBacklog(dataSource);
     const time = async (calls: number, work: () => Promise<unknown>): Promise<number[]> => {
       const samples: number[] = [];
       for (let i = 0; i < calls; i++) {
@@ -89,20 +91,54 @@ export async function measureClaimLatency(
       }
       return samples;
     };
-    const scan = () => repository.findDueCandidates(quotas, new Date(), BATCH);
-    await time(20, scan);
-    const scans = await time(SCAN_CALLS, scan);
-    const snapshots = await time(COUNT_CALLS, () =>
-      repository.cycleSnapshot(quotas, new Date(), BATCH),
+    const claimOnce = async (): Promise<number> => {
+      await client.query('BEGIN');
+      try {
+        await client.query(
+          `INSERT INTO distributed_locks (key, owner, fencing_token, acquired_at, expires_at)
+           VALUES ($1, $2, $3, now(), now() + interval '1 hour')`,
+          [LEASE.key, LEASE.owner, LEASE.fencingToken],
+        );
+        const started = performance.now();
+        const { rowCount } = await client.query({
+          name: claim.name,
+          text: claim.text,
+          values: claim.values({
+            fence1: LEASE.key,
+            fence2: LEASE.owner,
+            fence3: LEASE.fencingToken,
+            channels: [BENCH_CHANNEL],
+            quotas: [BATCH],
+            claimMs: [7_250],
+            now: new Date(),
+            limit: BATCH,
+            excluded: [],
+            claimToken: randomUUID(),
+          }),
+        });
+        const ms = performance.now() - started;
+        if (rowCount !== BATCH) throw new Error(`the claim returned ${rowCount} rows, not ${BATCH}`);
+        return ms;
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    };
+    for (let i = 0; i < 20; i++) await claimOnce();
+    const claims: number[] = [];
+    for (let i = 0; i < CLAIM_CALLS; i++) claims.push(await claimOnce());
+    const waitingCounts = await time(COUNT_CALLS, () =>
+      client.query(waiting.text, waiting.values({ claimed: [BENCH_CHANNEL], now: new Date(), cap: ROW_COUNT_CAP })),
     );
-    const backlog = await time(COUNT_CALLS, () => repository.countFailedBacklog());
+    const backlogCounts = await time(COUNT_CALLS, () =>
+      client.query(backlog.text, backlog.values({ cap: ROW_COUNT_CAP })),
+    );
     return {
       dueRows,
       excludedAtHead,
-      scanMedianMs: median(scans),
-      scanP95Ms: percentile(scans, 95),
-      snapshotMedianMs: median(snapshots),
-      countBacklogMedianMs: median(backlog),
+      claimMedianMs: median(claims),
+      claimP95Ms: percentile(claims, 95),
+      waitingCountMedianMs: median(waitingCounts),
+      backlogCountMedianMs: median(backlogCounts),
     };
   } finally {
     await dataSource.destroy();

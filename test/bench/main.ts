@@ -93,7 +93,7 @@ async function claimLatencies(server: BenchServer, options: BenchOptions): Promi
       progress(`claim latency: loading ${what}`);
       const result = await measureClaimLatency(db.url, client, size, excluded);
       progress(
-        `claim latency at ${what}: median ${result.scanMedianMs.toFixed(3)} ms, p95 ${result.scanP95Ms.toFixed(3)} ms`,
+        `claim latency at ${what}: median ${result.claimMedianMs.toFixed(3)} ms, p95 ${result.claimP95Ms.toFixed(3)} ms`,
       );
       results.push(result);
     }

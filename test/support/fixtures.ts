@@ -97,6 +97,8 @@ export interface StoredNotification {
   last_error_message: string | null;
   sent_at: Date | null;
   updated_at: Date;
+  claim_token: string | null;
+  claim_expires_at: Date | null;
   due_at: Date | null;
 }
 

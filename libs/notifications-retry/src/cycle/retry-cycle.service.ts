@@ -258,7 +258,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       this.options.lockTtlMs,
     );
     if (!lease) return this.leaseHeld(runId, correlationId, started);
-    if (lease.acquiredAt) this.clock.observeDatabaseTime(lease.acquiredAt);
+    // A host's clock given as a plain value may lack the hook: it keeps its own time then.
+    if (lease.acquiredAt) (this.clock as Partial<Clock>).observeDatabaseTime?.call(this.clock, lease.acquiredAt);
     const cycle = this.begin(runId, correlationId, lease, options.now ?? this.clock.now(), started);
 
     const onHardStop = (): void => cycle.interrupt.abort(this.hardStop.signal.reason);
@@ -474,7 +475,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       );
       if (settlement.kind === 'release') return await this.handBack(cycle, [row], 'call-cut');
       const result = await cycle.writer.write(settlement);
-      if (result.kind === 'lease-lost') cycle.loseLease(result.cause);
+      if (result.kind === 'lease-lost') {
+        cycle.loseLease(result.cause);
+        // The call is over: the claim goes back, so the lease's new owner need not wait for it.
+        return await this.handBack(cycle, [row], 'lease-lost');
+      }
       await this.reporter.written(cycle, channel, settlement, result);
     } catch (error) {
       this.reporter.rowError(cycle, row, error);

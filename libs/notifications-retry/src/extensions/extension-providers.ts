@@ -11,11 +11,31 @@ interface ExtensionPoint {
   readonly token: Abstract<unknown>;
   /** What a `useValue` must have; checked now, since a value is known before anything is built. */
   readonly methods: readonly string[];
+  /** Data members a `useValue` must have, each with its check and how the error names it. */
+  readonly members?: ReadonlyArray<{
+    readonly name: string;
+    readonly shape: string;
+    readonly valid: (member: unknown) => boolean;
+  }>;
 }
+
+const LEASE_FENCE = {
+  name: 'fence',
+  shape: 'a fence ({ sql, params() })',
+  valid: (fence: unknown) =>
+    typeof fence === 'object' &&
+    fence !== null &&
+    typeof (fence as { sql?: unknown }).sql === 'string' &&
+    typeof (fence as { params?: unknown }).params === 'function',
+};
 
 const EXTENSION_POINTS: Readonly<Record<keyof NotificationsRetryExtensions, ExtensionPoint>> = {
   channelCatalog: { token: ChannelCatalog, methods: ['getChannels'] },
-  distributedLock: { token: DistributedLock, methods: ['acquire', 'confirm', 'release'] },
+  distributedLock: {
+    token: DistributedLock,
+    methods: ['acquire', 'release'],
+    members: [LEASE_FENCE],
+  },
   clock: { token: Clock, methods: ['now'] },
   randomSource: { token: RandomSource, methods: ['next'] },
   alertSink: { token: AlertSink, methods: ['terminalFailure'] },
@@ -126,12 +146,19 @@ function checkedValue(option: string, point: ExtensionPoint, value: unknown): ob
     value !== null &&
     point.methods.every(
       (method) => typeof (value as Record<string, unknown>)[method] === 'function',
+    ) &&
+    (point.members ?? []).every((member) =>
+      member.valid((value as Record<string, unknown>)[member.name]),
     );
   if (!shaped) {
+    const parts = [
+      ...point.methods.map((m) => `${m}()`),
+      ...(point.members ?? []).map((member) => member.shape),
+    ];
     throw new InvalidModuleOptionsError(
       option,
       value,
-      `must be a ${point.token.name}: an object with ${point.methods.map((m) => `${m}()`).join(', ')}`,
+      `must be a ${point.token.name}: an object with ${parts.join(', ')}`,
     );
   }
   return value;

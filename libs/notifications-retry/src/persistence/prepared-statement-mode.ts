@@ -15,7 +15,7 @@ import { InjectNotificationsRetryDataSource } from './notifications-retry-data-s
 const FOREIGN_CONNECTION_SQLSTATES = new Set(['26000', '42P05']);
 
 /**
- * Whether this process's row transactions send named prepared statements:
+ * Whether this process's statements are sent as named prepared statements:
  * decided once per process (`preparedStatements` true or false, or for
  * `'auto'` by probing one connection for a pooler in front of PostgreSQL),
  * and turned off for good by the first named statement that fails because
@@ -58,13 +58,14 @@ export class PreparedStatementMode implements OnApplicationBootstrap {
 
   /**
    * Told of a named statement's failure. One the connection rejects as not
-   * its own switches every later transaction to unnamed statements; the
-   * transaction it failed in fails as any other would.
+   * its own (at PARSE or BIND, so the statement never ran) switches this
+   * process to unnamed statements, and the answer is true: the caller sends
+   * the statement again, unnamed.
    */
-  namedStatementFailed(error: unknown): void {
+  namedStatementFailed(error: unknown): boolean {
     const sqlState = (error as { code?: unknown } | null)?.code;
-    if (typeof sqlState !== 'string' || !FOREIGN_CONNECTION_SQLSTATES.has(sqlState)) return;
-    if (this.decided === false) return;
+    if (typeof sqlState !== 'string' || !FOREIGN_CONNECTION_SQLSTATES.has(sqlState)) return false;
+    if (this.decided === false) return true;
     this.decided = false;
     this.logger.warn({
       msg: 'prepared-statements',
@@ -74,6 +75,7 @@ export class PreparedStatementMode implements OnApplicationBootstrap {
       sqlState,
       note: 'the connection does not keep named statements (a pooler in transaction mode?): unnamed from now on in this process',
     });
+    return true;
   }
 
   private async decide(): Promise<boolean> {

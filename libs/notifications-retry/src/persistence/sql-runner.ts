@@ -44,14 +44,16 @@ export class SqlRunner {
       broken ??= error;
     };
     client.on('error', onError);
+    const unnamed = { text: statement.text, values: [...values] };
     try {
-      const query = named
-        ? { name: statement.name, text: statement.text, values: [...values] }
-        : { text: statement.text, values: [...values] };
-      return (await client.query(query)).rows as Row[];
-    } catch (error) {
-      if (named) this.preparedStatements.namedStatementFailed(error);
-      throw error;
+      if (!named) return (await client.query(unnamed)).rows as Row[];
+      try {
+        return (await client.query({ name: statement.name, ...unnamed })).rows as Row[];
+      } catch (error) {
+        // Refused at PARSE or BIND, so it never ran: safe to send again, unnamed.
+        if (!this.preparedStatements.namedStatementFailed(error)) throw error;
+        return (await client.query(unnamed)).rows as Row[];
+      }
     } finally {
       client.removeListener('error', onError);
       client.release(broken);
@@ -83,7 +85,7 @@ export class SqlRunner {
         },
         (error: unknown) => {
           clearTimeout(timer);
-          if (!gaveUp) reject(error);
+          if (!gaveUp) reject(error instanceof Error ? error : new Error(String(error)));
         },
       );
     });

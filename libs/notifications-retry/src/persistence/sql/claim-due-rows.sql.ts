@@ -32,6 +32,9 @@ export type ClaimDueRowsValue =
  *    to the limit. Rows of channels not listed are never read;
  * 4. the claim stamped: token and expiry. Status and attempts are untouched,
  *    and `due_at` (generated) moves to the expiry: the row leaves the range.
+ *    Each row is found again by the tuple id its lock returned (a TID scan,
+ *    whatever the planner thinks of the table's size; the row is locked, so
+ *    the tuple cannot move), the id checked as well.
  *
  * Always returns one row at least: `leased` says whether the fence held; the
  * claimed rows have `id` set. `due_at` is the row's due time before the claim,
@@ -54,6 +57,7 @@ export function compileClaimDueRows(
     .select('n.id', 'id')
     .addSelect('n.dueAt', 'due_at')
     .addSelect('n.claimToken IS NOT NULL', 'lapsed')
+    .addSelect('n.ctid', 'row_ctid')
     .where('n.channel = ch.key')
     .andWhere('n.dueAt <= :now', { now: 'now' })
     .andWhere('NOT (n.id = ANY(:excluded))', { excluded: 'excluded' })
@@ -87,7 +91,7 @@ export function compileClaimDueRows(
         WHERE c.quota > 0
      ),
      due AS (
-       SELECT d.id, d.due_at, d.lapsed, ch.claim_ms
+       SELECT d.id, d.row_ctid, d.due_at, d.lapsed, ch.claim_ms
          FROM ch CROSS JOIN LATERAL (${scan}) AS d
         ORDER BY d.due_at
         LIMIT ${p.ref('limit')}
@@ -97,7 +101,7 @@ export function compileClaimDueRows(
           SET ${n.column('claimToken')} = ${p.ref('claimToken')}::uuid,
               ${n.column('claimExpiresAt')} = statement_timestamp() + due.claim_ms * interval '1 millisecond'
          FROM due
-        WHERE n.${n.column('id')} = due.id
+        WHERE n.ctid = due.row_ctid AND n.${n.column('id')} = due.id
        RETURNING ${returned.join(', ')}, due.due_at AS "dueAt", due.lapsed AS "lapsed"
      )
      SELECT EXISTS (SELECT 1 FROM lease) AS "leased", claimed.*
