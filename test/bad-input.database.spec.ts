@@ -71,7 +71,16 @@ describe('bad input: database errors (real PostgreSQL)', () => {
   async function expectRecoverable(id: string, before: StoredNotification): Promise<void> {
     const row = await readNotification(ds, id);
     if (row.attempts === before.attempts) {
-      expect(row).toEqual(before);
+      // Nothing written but the claim, which lapses (as after a crash).
+      const { claim_token, claim_expires_at, due_at, ...unclaimed } = row;
+      void claim_token;
+      void due_at;
+      expect(claim_expires_at).not.toBeNull();
+      const { claim_token: _t, claim_expires_at: _e, due_at: _d, ...original } = before;
+      void _t;
+      void _e;
+      void _d;
+      expect(unclaimed).toEqual(original);
     } else {
       expect(row).toMatchObject({
         status: 'Failed',
@@ -103,13 +112,15 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     await refuseOn(
       'notifications',
       'BEFORE UPDATE',
-      `IF NEW.id = '${doomed}' THEN RAISE EXCEPTION 'notifications are read-only for this row'; END IF;`,
+      // The outcome's write (the one that clears the claim), not the claim itself.
+      `IF NEW.id = '${doomed}' AND OLD.claim_token IS NOT NULL AND NEW.claim_token IS NULL THEN
+         RAISE EXCEPTION 'notifications are read-only for this row'; END IF;`,
     );
 
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts).toMatchObject({ sent: 1, errors: 1 });
-    expect(app.logs.events('item-error')).toEqual([
+    expect(app.logs.events('item-outcome-unrecorded')).toEqual([
       expect.objectContaining({
         notificationId: doomed,
         error: expect.stringContaining('notifications are read-only for this row'),
@@ -120,6 +131,10 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     await expectSentWithOneEvent(ordinary);
 
     await ds.query(`DROP TRIGGER bad_input_trigger ON notifications`);
+    // Its claim lapses (by the database's clock, a day ahead of the test's), and its backoff ends.
+    await ds.query(`UPDATE notifications SET claim_token = NULL, claim_expires_at = NULL WHERE id = $1`, [
+      doomed,
+    ]);
     app.clock.advance(24 * 3_600_000); // past any backoff
     completed(await app.cycles.runCycle());
     await expectSentWithOneEvent(doomed);
@@ -141,7 +156,7 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts).toMatchObject({ sent: 1, errors: 1 });
-    expect(app.logs.events('item-error')).toEqual([
+    expect(app.logs.events('item-outcome-unrecorded')).toEqual([
       expect.objectContaining({
         notificationId: doomed,
         error: expect.stringContaining('notification_outbox_one_event_per_message'),
@@ -158,13 +173,14 @@ describe('bad input: database errors (real PostgreSQL)', () => {
     await refuseOn(
       'notifications',
       'BEFORE UPDATE',
-      `IF NEW.id = '${doomed}' THEN PERFORM pg_sleep(3); END IF;`,
+      `IF NEW.id = '${doomed}' AND OLD.claim_token IS NOT NULL AND NEW.claim_token IS NULL THEN
+         PERFORM pg_sleep(3); END IF;`,
     );
 
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts).toMatchObject({ sent: 1, errors: 1 });
-    expect(app.logs.events('item-error')).toEqual([
+    expect(app.logs.events('item-outcome-unrecorded')).toEqual([
       expect.objectContaining({
         notificationId: doomed,
         error: expect.stringContaining('statement timeout'),

@@ -182,12 +182,16 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
     );
   });
 
-  it('fails start-up when the pool cannot hold the in-flight transactions', async () => {
-    const failure = boot({ concurrency: 8 }, [ScriptedProviderAdapter], 8);
+  it('fails start-up when the pool cannot run a claim and an outcome write at once', async () => {
+    const failure = boot({ concurrency: 8 }, [ScriptedProviderAdapter], 1);
     await expect(failure).rejects.toBeInstanceOf(InsufficientPoolSizeError);
     await expect(failure).rejects.toThrow(
-      /"concurrency" \(8\) needs a database pool of at least 9 connections; the DataSource pool has 8/,
+      /needs a database pool of at least 2 connections \(a claim and an outcome write at once\); the DataSource pool has 1/,
     );
+  });
+
+  it('starts with far more calls in flight than pooled connections: calls hold none', async () => {
+    await expect(boot({ concurrency: 2_000 }, [ScriptedProviderAdapter], 4)).resolves.toBeUndefined();
   });
 
   it('fails start-up when an enabled channel names a provider key no adapter serves', async () => {

@@ -160,13 +160,13 @@ describe('outage: PostgreSQL restarted mid-cycle (real PostgreSQL, host app)', (
       });
     }
 
-    // A cycle is waiting on the provider for two rows, each in its own open transaction.
+    // A cycle is waiting on the provider for two rows (claimed; no connection held).
     await waitFor(() => mailer.calls.length >= 2, 15_000);
     const linesBefore = host.logLines.length;
     await pg.stop();
     gate.resolve();
 
-    // The cycle ends with a logged error: the two units of work could not commit, and the cycle failed.
+    // The cycle ends with a logged error: the two outcomes could not be written, and the cycle failed.
     await waitFor(
       () =>
         host
@@ -176,7 +176,7 @@ describe('outage: PostgreSQL restarted mid-cycle (real PostgreSQL, host app)', (
       15_000,
     );
     const during = host.logEntries().slice(linesBefore);
-    const itemErrors = during.filter((entry) => entry.event === 'item-error');
+    const itemErrors = during.filter((entry) => entry.event === 'item-outcome-unrecorded');
     expect(itemErrors.map((entry) => entry.notificationId)).toEqual(
       expect.arrayContaining(mailer.calls.slice(0, 2).map((call) => call.message.id)),
     );

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { typeOrmOptions } from '../apps/pin-notifications/src/database/typeorm-options';
 import { completed } from './support/cycle-reports';
@@ -120,6 +121,7 @@ describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL
 
     it('holds no server connection during provider calls: nothing is ever idle in transaction', async () => {
       await insertDueRows(direct, 8, app.clock.now());
+      app.provider.calls.length = 0;
       app.provider.respondWith(async (message) => {
         await new Promise((r) => setTimeout(r, 400));
         return { providerMessageId: `slow-${message.id}` };
@@ -162,12 +164,22 @@ describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL
     });
 
     it('switches to unnamed statements at the first prepared-statement error, once, and sends that statement again unnamed', async () => {
-      await insertDueRows(direct, 8, app.clock.now());
+      await insertDueRows(direct, 1, app.clock.now());
+      // One client prepares the cycle's statements on the one server connection.
+      expect(completed(await app.cycles.runCycle()).counts).toMatchObject({ sent: 1, errors: 0 });
+      await insertDueRows(direct, 7, app.clock.now());
 
-      // Two clients share the one server connection: the second one's PARSE of a name the first
-      // already prepared there fails (42P05), or a BIND finds no statement (26000). Either way the
-      // statement never ran, so it goes again unnamed and nothing fails.
-      const first = completed(await app.cycles.runCycle());
+      // Hold that client: the next cycle runs on another one, whose PARSE of a name the first
+      // already prepared there fails (42P05), or whose BIND finds no statement (26000). Either way
+      // the statement never ran, so it goes again unnamed and nothing fails.
+      const pool = (app.dataSource.driver as unknown as { master: Pool }).master;
+      const held = await pool.connect();
+      let first: ReturnType<typeof completed>;
+      try {
+        first = completed(await app.cycles.runCycle());
+      } finally {
+        held.release();
+      }
       expect(first.counts.errors).toBe(0);
       const switches = app.logs
         .events('prepared-statements')

@@ -68,9 +68,7 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
     expect(await outboxEvents(ds, doomed)).toHaveLength(0);
     expect((await readNotification(ds, fine)).status).toBe('Sent');
     expect(await outboxEvents(ds, fine)).toHaveLength(1);
-    expect(app.logs.events('item-error')).toEqual([
-      expect.objectContaining({ notificationId: doomed }),
-    ]);
+    expect(app.logs.events('item-error')).toEqual([]);
     // The Sent write was rolled back; what is kept is the attempt, and the row waits out backoff(2) = 120 s.
     const held = await readNotification(ds, doomed);
     expect(held).toMatchObject({
@@ -184,10 +182,16 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       nextAttemptAt: minutesAgo(now, 2),
     });
     const before = await readNotification(ds, id);
-    // Checked at COMMIT, after the UPDATE and the outbox INSERT both ran: only atomicity can undo the INSERT.
+    // Checked at COMMIT, after the UPDATE and the outbox INSERT both ran: only atomicity can undo the
+    // INSERT. Every write that settles a claim is refused (the outcome, then the hold); the claim is not.
     await ds.query(`
       CREATE OR REPLACE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'refused at commit'; END $$`);
+      BEGIN
+        IF OLD.claim_token IS NOT NULL AND NEW.claim_token IS NULL THEN
+          RAISE EXCEPTION 'refused at commit';
+        END IF;
+        RETURN NEW;
+      END $$`);
     await ds.query(`
       CREATE CONSTRAINT TRIGGER refuse_commit AFTER UPDATE ON notifications
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_commit()`);
@@ -198,11 +202,18 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       await ds.query(`DROP TRIGGER refuse_commit ON notifications`);
     }
     expect(app.provider.calls).toHaveLength(1);
-    // The hold is refused at its commit too: the row stays exactly as it was, due, as after a crash.
-    expect(app.logs.events('item-outcome-unrecorded-hold-failed')).toEqual([
-      expect.objectContaining({ notificationId: id }),
+    // The hold is refused at its commit too: the row stays as it was, but for its claim, which
+    // lapses as after a crash.
+    expect(app.logs.events('item-outcome-unrecorded')).toEqual([
+      expect.objectContaining({ notificationId: id, held: false }),
     ]);
-    expect(await readNotification(ds, id)).toEqual(before);
+    const after = await readNotification(ds, id);
+    expect(after).toEqual({
+      ...before,
+      claim_token: expect.any(String),
+      claim_expires_at: expect.any(Date),
+      due_at: after.claim_expires_at,
+    });
     expect(await outboxEvents(ds)).toHaveLength(0);
   });
 
@@ -252,7 +263,8 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
 
       const report = completed(await app.cycles.runCycle());
 
-      expect(report.counts).toMatchObject({ sent: 1, skipped: 1 });
+      // SKIP LOCKED: the held row is never claimed, so nothing is handed back either.
+      expect(report.counts).toMatchObject({ sent: 1, skipped: 0 });
       expect(app.provider.calls.map((c) => c.message.id)).toEqual([free]);
     } finally {
       await runner.rollbackTransaction();

@@ -169,8 +169,9 @@ describe('late provider answers (real PostgreSQL)', () => {
     const short = await createRetryTestApp({
       url: db.url,
       options: {
-        lockTtlMs: 6_000,
-        maxCycleDurationMs: 200,
+        lockTtlMs: 6_500,
+        // Room for the channel's claim (timeout + margin + write allowance) before the deadline.
+        maxCycleDurationMs: 1_000,
         settleMarginMs: 0,
         instanceId: 'short',
       },
@@ -200,7 +201,7 @@ describe('late provider answers (real PostgreSQL)', () => {
 
       await waitFor(() => short.logs.events('provider-call-abandoned').length > 0, 10_000);
       expect(short.logs.events('provider-call-abandoned')).toEqual([
-        expect.objectContaining({ notificationId: id, afterMs: 6_000 }),
+        expect.objectContaining({ notificationId: id, afterMs: 6_500 }),
       ]);
       completed(await short.cycles.runCycle());
       expect(short.provider.callsFor(id)).toBe(2);

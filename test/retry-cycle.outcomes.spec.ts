@@ -53,6 +53,7 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     expect(report.counts).toEqual({
       processed: 0,
       sent: 0,
+      claimsLost: 0,
       retried: 0,
       terminal: 0,
       deferred: 0,

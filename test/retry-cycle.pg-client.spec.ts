@@ -208,6 +208,8 @@ describe.each<{ preparedStatements: PreparedStatementsOption; label: string }>([
         attempts: 1,
         nextAttemptAt: minutesAgo(now, 2),
       });
+      // Three connections in the pool, so that idle ones sit there during the call.
+      await Promise.all([1, 2, 3].map(() => ds.query('SELECT pg_sleep(0.05)')));
       let killed = 0;
       app.provider.respondWith(async (message) => {
         // No connection is held during the call; kill every idle one of the pool, as a failover would.

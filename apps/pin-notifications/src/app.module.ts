@@ -55,7 +55,7 @@ export class AppModule {
         }),
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
-            ...typeOrmOptions(options.databaseUrl, options.retryWorker.concurrency),
+            ...typeOrmOptions(options.databaseUrl),
             // Retried: only a database not reachable yet (starting with the app, a failover), about
             // 30 s to 2 min in all with the 10 s connect timeout. A failed migration or the migration
             // lock timing out fails the start at once: a retry would only repeat it.

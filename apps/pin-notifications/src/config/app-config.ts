@@ -5,7 +5,7 @@ import { InvalidEnvironmentVariableError } from './invalid-environment-variable.
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** Retry module options as the host passes them; concurrency is always set because the pool is sized from it. */
+/** Retry module options as the host passes them; concurrency always set, so the start line can say it. */
 export type RetryWorkerOptions = NotificationsRetryModuleOptions & { readonly concurrency: number };
 
 export interface AppConfig {
@@ -18,8 +18,8 @@ export interface AppConfig {
   readonly logLevel: LogLevel;
 }
 
-/** The library's default; the host needs the number itself to size the connection pool. */
-export const DEFAULT_RETRY_CONCURRENCY = 4;
+/** The library's default (provider calls in flight; they hold no connection). */
+export const DEFAULT_RETRY_CONCURRENCY = 200;
 
 const STUB_CHANNELS = ['email', 'sms', 'push'] as const;
 
@@ -41,7 +41,7 @@ export function parseAppConfig(env: NodeJS.ProcessEnv): AppConfig {
     );
   }
   const batchSize = parseInteger(env, 'RETRY_BATCH_SIZE', 1, 10_000);
-  const concurrency = parseInteger(env, 'RETRY_CONCURRENCY', 1, 256) ?? DEFAULT_RETRY_CONCURRENCY;
+  const concurrency = parseInteger(env, 'RETRY_CONCURRENCY', 1, 10_000) ?? DEFAULT_RETRY_CONCURRENCY;
   const logLevel = read(env, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new InvalidEnvironmentVariableError(

@@ -43,7 +43,8 @@ export class CycleState {
     readonly lease: Lease,
     readonly span: Span,
     readonly writer: OutcomeWriter,
-    /** `performance.now()` instants: no claim after `deadline`, no connection wait past `connectBy`. */
+    /** `performance.now()` instants: the start, no claim after `deadline`, no connection wait past `connectBy`. */
+    readonly startedAt: number,
     readonly deadline: number,
     readonly connectBy: number,
   ) {}
@@ -68,6 +69,13 @@ export class CycleState {
     this.reason = 'lease-lost';
     this.interrupt.abort(new LeaseLostError(this.lease.key, this.lease.fencingToken));
   }
+
+  /**
+   * Rows this cycle handed back, or wrote due again at its own `now` (a zero
+   * backoff under a clock that stands still): later claims of the cycle leave
+   * them out, so no row is sent twice, or claimed in a loop, in one cycle.
+   */
+  readonly dueAgain = new Set<string>();
 
   recordLag(lagMs: number): void {
     this.maxLagMs = Math.max(this.maxLagMs, lagMs);

@@ -46,6 +46,7 @@ import { OutcomeWriterFactory, type GroupCommitSettings } from './outcome-writer
 import { CLAIM_WRITE_ALLOWANCE_MS, ProviderCaller } from './provider-caller';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
 import { RowCounts, type ChannelRowCount } from './row-counts';
+import type { RowTransition } from './row-transition';
 import { settleRow } from './settle-row';
 import { Wakeup } from './wakeup';
 
@@ -311,6 +312,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       lease,
       span,
       writer,
+      started,
       started + this.options.maxCycleDurationMs,
       leaseEnds,
     );
@@ -353,7 +355,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
             channels: claim.channels,
             now: cycle.now,
             limit: claim.limit,
-            excluded: this.callsInFlight.notificationIds(),
+            excluded: [...this.callsInFlight.notificationIds(), ...cycle.dueAgain],
             connectBy: cycle.connectBy,
           });
           if (result.kind === 'lease-lost') {
@@ -423,13 +425,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     // Busy: wait until enough slots are free for a claim worth its round trip.
     const threshold = Math.ceil(this.options.concurrency * CLAIM_AT_FREE_SHARE);
     if (busy + queue.size > 0 && limit < Math.min(threshold, remaining)) return null;
-    const timeLeftMs = cycle.deadline - performance.now();
     const claims: ChannelClaim[] = [];
     for (const { config } of channels.eligible.values()) {
       if (drained.has(config.key)) continue;
+      // The claim's fence checks the lease outlives it (DESIGN §3.3).
       const claimMs = this.claimMs(config);
-      // No claim whose call could outlive the cycle's deadline (DESIGN §3.7).
-      if (claimMs > timeLeftMs) continue;
       const quota = this.quota(config, queue);
       if (quota > 0) claims.push({ channel: config.key, quota: Math.min(quota, limit), claimMs });
     }
@@ -459,8 +459,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    */
   private async runRow(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel): Promise<void> {
     try {
-      // A row that waited in the queue too long to have its whole call inside its claim goes back.
-      if (performance.now() + channel.config.timeoutMs + CLAIM_WRITE_ALLOWANCE_MS > row.claimedUntil) {
+      // A row that waited in the queue so long that its call's timeout would outlast the claim goes
+      // back (a wait shorter than that only shortens how long a late answer is awaited).
+      if (performance.now() + channel.config.timeoutMs > row.claimedUntil) {
         return await this.handBack(cycle, [row], 'claim-too-short');
       }
       const call = await this.caller.call(cycle, row, channel);
@@ -480,7 +481,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         // The call is over: the claim goes back, so the lease's new owner need not wait for it.
         return await this.handBack(cycle, [row], 'lease-lost');
       }
+      if (result.kind === 'written' && isDueAt(settlement.transition, cycle.now)) {
+        cycle.dueAgain.add(row.id);
+      }
       await this.reporter.written(cycle, channel, settlement, result);
+      // No provider was called: nothing happened that the claim's lapse should hold back.
+      if (result.kind === 'not-written' && !settlement.hold) await this.handBack(cycle, [row], 'not-written');
     } catch (error) {
       this.reporter.rowError(cycle, row, error);
     }
@@ -489,6 +495,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   /** Hands claimed rows back untouched; if that fails, their claims lapse instead. */
   private async handBack(cycle: CycleState, rows: readonly ClaimedRow[], reason: string): Promise<void> {
     if (rows.length === 0) return;
+    // Not claimed again by this cycle: whatever sent it back would most likely do so again.
+    for (const row of rows) cycle.dueAgain.add(row.id);
     try {
       this.reporter.released(cycle, await this.claims.release(rows), reason);
     } catch (error) {
@@ -580,18 +588,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   ): CycleStopReason {
     if ([...channels.eligible.keys()].every((key) => drained.has(key))) return 'no-more-due';
     if (!this.options.drain && cycle.claimed >= this.options.batchSize) return 'batch-full';
-    // Channels with rows left whose claim would outlive the deadline.
-    if (cycle.deadline - performance.now() < this.longestClaimMs(channels, drained)) return 'deadline';
     // The rest wait behind an open circuit.
     return 'no-more-due';
-  }
-
-  private longestClaimMs(channels: ResolvedChannels, drained: ReadonlySet<string>): number {
-    let longest = 0;
-    for (const { config } of channels.eligible.values()) {
-      if (!drained.has(config.key)) longest = Math.max(longest, this.claimMs(config));
-    }
-    return longest;
   }
 
   private claimMs(config: EligibleChannel['config']): number {
@@ -619,3 +617,13 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   }
 }
 
+/** Whether a row written with `transition` is due at `now` (what the generated due_at says). */
+function isDueAt(transition: RowTransition, now: Date): boolean {
+  const dueAt =
+    transition.status === 'Failed'
+      ? transition.nextAttemptAt
+      : transition.status === 'Pending'
+        ? transition.scheduledAt
+        : null;
+  return dueAt !== null && dueAt.getTime() <= now.getTime();
+}

@@ -13,7 +13,11 @@ export interface NotificationsRetryModuleOptions {
    * drain a backlog after an outage. Default false: `batchSize` rows per cycle.
    */
   drain?: boolean;
-  /** Rows in flight at once; each holds a pooled connection. Default 4. */
+  /**
+   * Provider calls in flight at once (1 to 10 000). Calls hold no database
+   * connection: the pool only serves the short claims and outcome writes.
+   * Default 200.
+   */
   concurrency?: number;
   /**
    * Send each row's statements as named prepared statements, parsed and planned

@@ -43,9 +43,8 @@ describe('resolveOptions', () => {
     it('runs rows concurrently by default, within sane bounds', () => {
       const { concurrency } = resolveOptions({});
       expect(Number.isInteger(concurrency)).toBe(true);
-      expect(concurrency).toBeGreaterThan(1);
-      // the default pg pool (10) must stay larger than the concurrency
-      expect(concurrency).toBeLessThan(10);
+      // Calls hold no connection: far more in flight than the default pool (10) has connections.
+      expect(concurrency).toBe(200);
     });
 
     it('schedules a valid six-field cron that fires once a minute, at second 0', () => {

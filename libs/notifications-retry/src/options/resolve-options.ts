@@ -12,6 +12,13 @@ import type {
 } from './notifications-retry-options';
 
 export const DEFAULT_LOCK_KEY = 'notifications:retry-worker';
+/**
+ * Provider calls in flight by default: calls hold no connection, so the bound
+ * is the providers' and the process's; 200 keeps a 200 ms provider at about
+ * 1,000 rows/s (docs/benchmarks.md).
+ */
+export const DEFAULT_CONCURRENCY = 200;
+export const MAX_CONCURRENCY = 10_000;
 
 const KNOWN_OPTIONS = new Set<string>([
   'enabled',
@@ -62,7 +69,7 @@ export function resolveOptions(
   }
   const batchSize = integerOption('batchSize', options.batchSize, 200, 1, 10_000);
   const drain = booleanOption('drain', options.drain, false);
-  const concurrency = integerOption('concurrency', options.concurrency, 4, 1, 256);
+  const concurrency = integerOption('concurrency', options.concurrency, DEFAULT_CONCURRENCY, 1, MAX_CONCURRENCY);
   const preparedStatements = preparedStatementsOption(options.preparedStatements);
   const lockKey = stringOption('lockKey', options.lockKey, DEFAULT_LOCK_KEY);
   const maxCycleDurationMs = integerOption(

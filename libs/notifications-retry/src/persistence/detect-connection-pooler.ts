@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { pgPoolDriver } from './sql-runner';
+import { pgPoolDriver } from './pg-pool-driver';
 
 /** What one connection of the pool says about what is in front of PostgreSQL. */
 export interface ConnectionPoolerProbe {

@@ -4,13 +4,9 @@ import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { ConnectionWaitTimeoutError } from '../errors/connection-wait-timeout.error';
 import { InjectNotificationsRetryDataSource } from './notifications-retry-data-source';
+import { pgPoolDriver } from './pg-pool-driver';
 import { PreparedStatementMode } from './prepared-statement-mode';
 import type { SqlStatement } from './sql/sql-statement';
-
-/** The one method of TypeORM's PostgresDriver used here: a client checked out of its `pg` pool. */
-interface PgPoolDriver {
-  obtainMasterConnection(): Promise<[PoolClient, unknown]>;
-}
 
 /**
  * The library's one way to the database: a compiled statement, run on its
@@ -90,15 +86,4 @@ export class SqlRunner {
       );
     });
   }
-}
-
-/** TypeORM's postgres driver of `dataSource`, whose `pg` pool the library's statements use. */
-export function pgPoolDriver(dataSource: DataSource): PgPoolDriver {
-  const driver = dataSource.driver as Partial<PgPoolDriver>;
-  if (typeof driver.obtainMasterConnection !== 'function') {
-    throw new Error(
-      `@pin/notifications-retry needs TypeORM's postgres driver, got ${dataSource.options.type}`,
-    );
-  }
-  return driver as PgPoolDriver;
 }
