@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import type { DataSource } from 'typeorm';
 import {
   insertChannel,
@@ -7,87 +5,13 @@ import {
   outboxEvents,
   readNotification,
 } from './support/fixtures';
+import { startChildHost, type ChildHost } from './support/child-host';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
-const REPO_ROOT = resolve(__dirname, '..');
-const CHILD_HOST = join(__dirname, 'shutdown.child-host.ts');
 const SLOW_SEND_MS = 3_000;
 /** The worker's default shutdownGraceMs: provider calls still running after it are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const APP_NAME = 'shutdown-sigterm-child';
-
-interface ChildHost {
-  readonly child: ChildProcess;
-  readonly lines: Array<Record<string, unknown>>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
-  waitForLine(
-    predicate: (line: Record<string, unknown>) => boolean,
-    timeoutMs: number,
-  ): Promise<void>;
-  events(event: string): Array<Record<string, unknown>>;
-}
-
-/** The host (bootstrapHost, as main.ts runs it) in a child process, its JSON log lines collected. */
-function startChildHost(databaseUrl: string): ChildHost {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', CHILD_HOST],
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        TS_NODE_PROJECT: join(REPO_ROOT, 'tsconfig.json'),
-        DATABASE_URL: databaseUrl,
-        PORT: '0',
-        LOG_LEVEL: 'info',
-        RETRY_CRON: '* * * * * *',
-        RETRY_CONCURRENCY: '2',
-        SLOW_SEND_MS: String(SLOW_SEND_MS),
-        PGAPPNAME: APP_NAME,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const lines: Array<Record<string, unknown>> = [];
-  const stderr: string[] = [];
-  let partial = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    const parts = (partial + chunk.toString('utf8')).split('\n');
-    partial = parts.pop() ?? '';
-    for (const part of parts) {
-      try {
-        lines.push(JSON.parse(part) as Record<string, unknown>);
-      } catch {
-        lines.push({ raw: part });
-      }
-    }
-  });
-  child.stderr.on('data', (chunk: Buffer) => void stderr.push(chunk.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
-    (resolveExit) =>
-      child.on('exit', (code, signal) => resolveExit({ code, signal, at: Date.now() })),
-  );
-  return {
-    child,
-    lines,
-    exited,
-    events: (event) => lines.filter((line) => line.event === event),
-    async waitForLine(predicate, timeoutMs) {
-      const started = Date.now();
-      while (!lines.some(predicate)) {
-        if (child.exitCode !== null) {
-          throw new Error(`child host exited (${child.exitCode}): ${stderr.join('')}`);
-        }
-        if (Date.now() - started > timeoutMs) {
-          throw new Error(
-            `no matching log line within ${timeoutMs} ms; stderr: ${stderr.join('')}`,
-          );
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
-  };
-}
 
 /**
  * SIGTERM while a cycle is waiting on a slow provider: the host (a separate
@@ -123,7 +47,11 @@ describe('shutdown: SIGTERM during a cycle with a slow provider (child process, 
       );
     }
 
-    host = startChildHost(db.url);
+    host = startChildHost(db.url, {
+      RETRY_CONCURRENCY: '2',
+      SLOW_SEND_MS: String(SLOW_SEND_MS),
+      PGAPPNAME: APP_NAME,
+    });
     // Two rows in flight (concurrency 2), each held for SLOW_SEND_MS by the provider.
     await host.waitForLine(() => host!.events('slow-send-started').length >= 2, 45_000);
     const childSessions = async (): Promise<number> => {

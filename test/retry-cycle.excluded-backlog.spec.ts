@@ -1,0 +1,70 @@
+import type { DataSource } from 'typeorm';
+import { completed } from './support/cycle-reports';
+import { insertChannel, insertNotification, minutesAgo, readNotification } from './support/fixtures';
+import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+
+const BACKLOG = 300_000;
+const ROW_COUNT_CAP = 100_000;
+
+/**
+ * DESIGN §3.2: counting is off the claim path. With a large due backlog of a
+ * disabled channel at the head of the due index and a 200 ms statement_timeout
+ * on the database (a common guard on application roles), a healthy channel
+ * still delivers every cycle: the claim never reads the excluded rows, and the
+ * counts are capped and may fail without failing the cycle.
+ */
+describe('an excluded backlog and a strict statement_timeout (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let setup: DataSource;
+  let app: RetryTestApp;
+
+  beforeAll(async () => {
+    ({ db, dataSource: setup } = await createMigratedDatabase());
+    await insertChannel(setup, { key: 'push', isEnabled: false });
+    await insertChannel(setup, { key: 'email' });
+    await setup.query(
+      `INSERT INTO notifications (channel, recipient_address, body, status, attempts, next_attempt_at)
+       SELECT 'push', 'device-' || g, 'b', 'Failed', 1, now() - interval '30 days' + g * interval '1 ms'
+         FROM generate_series(1, $1::int) AS g`,
+      [BACKLOG],
+    );
+    await setup.query('VACUUM ANALYZE notifications');
+    await setup.query(`ALTER DATABASE ${db.name} SET statement_timeout = '200ms'`);
+    // Connections opened from here on carry the timeout.
+    app = await createRetryTestApp({ url: db.url, clock: 'database' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await setup?.destroy();
+    await db?.drop();
+  });
+
+  it('delivers the healthy channel every cycle and reports the excluded rows capped, or not at all', async () => {
+    const [{ statement_timeout: timeout }] = await app.dataSource.query<
+      Array<{ statement_timeout: string }>
+    >('SHOW statement_timeout');
+    expect(timeout).toBe('200ms');
+    for (let cycle = 0; cycle < 3; cycle++) {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push(await insertNotification(setup, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(new Date(), 1) }));
+      }
+      const report = completed(await app.cycles.runCycle());
+
+      expect(report.counts).toMatchObject({ sent: 5, errors: 0 });
+      for (const id of ids) expect((await readNotification(setup, id)).status).toBe('Sent');
+      const push = report.excludedChannels.find((c) => c.channel === 'push');
+      const countFailed = app.logs.events('row-count-failed').length > 0;
+      // Either the capped count came back, or it timed out and was logged; the cycle went on.
+      if (!countFailed) expect(push).toEqual({ channel: 'push', reason: 'disabled', dueRows: ROW_COUNT_CAP });
+      else expect(app.logs.events('row-count-failed')[0]).toMatchObject({ error: expect.stringContaining('statement timeout') });
+    }
+    // None of the excluded rows was touched.
+    const [{ claimed }] = await setup.query<Array<{ claimed: number }>>(
+      `SELECT count(*)::int AS claimed FROM notifications WHERE channel = 'push' AND (claim_token IS NOT NULL OR attempts <> 1)`,
+    );
+    expect(claimed).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const CHILD_HOST = join(REPO_ROOT, 'test', 'shutdown.child-host.ts');
+
+export interface ChildHost {
+  readonly child: ChildProcess;
+  readonly lines: Array<Record<string, unknown>>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  waitForLine(
+    predicate: (line: Record<string, unknown>) => boolean,
+    timeoutMs: number,
+  ): Promise<void>;
+  events(event: string): Array<Record<string, unknown>>;
+}
+
+/**
+ * The host (bootstrapHost, as main.ts runs it, with the slow adapter of
+ * shutdown.child-host.ts) in a child process, its JSON log lines collected.
+ */
+export function startChildHost(databaseUrl: string, env: Record<string, string>): ChildHost {
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', CHILD_HOST],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        TS_NODE_PROJECT: join(REPO_ROOT, 'tsconfig.json'),
+        DATABASE_URL: databaseUrl,
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        RETRY_CRON: '* * * * * *',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const lines: Array<Record<string, unknown>> = [];
+  const stderr: string[] = [];
+  let partial = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString('utf8')).split('\n');
+    partial = parts.pop() ?? '';
+    for (const part of parts) {
+      try {
+        lines.push(JSON.parse(part) as Record<string, unknown>);
+      } catch {
+        lines.push({ raw: part });
+      }
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => void stderr.push(chunk.toString('utf8')));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
+    (resolveExit) =>
+      child.on('exit', (code, signal) => resolveExit({ code, signal, at: Date.now() })),
+  );
+  return {
+    child,
+    lines,
+    exited,
+    events: (event) => lines.filter((line) => line.event === event),
+    async waitForLine(predicate, timeoutMs) {
+      const started = Date.now();
+      while (!lines.some(predicate)) {
+        if (child.exitCode !== null) {
+          throw new Error(`child host exited (${child.exitCode}): ${stderr.join('')}`);
+        }
+        if (Date.now() - started > timeoutMs) {
+          throw new Error(
+            `no matching log line within ${timeoutMs} ms; stderr: ${stderr.join('')}`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  };
+}
+
