@@ -1,0 +1,36 @@
+import { ChannelPacer } from './channel-pacer';
+
+describe('ChannelPacer', () => {
+  it('never holds back a channel without a rate limit', async () => {
+    const pacer = new ChannelPacer();
+    pacer.dispatched('email', null, 0);
+    expect(pacer.waitMs('email', null, 0)).toBe(0);
+    await expect(pacer.awaitCallSlot('email', null)).resolves.toBeUndefined();
+  });
+
+  it('spaces dispatches 1000 / rate ms apart (plus a millisecond), per channel', () => {
+    const pacer = new ChannelPacer();
+    pacer.dispatched('sms', 4, 1_000);
+    expect(pacer.waitMs('sms', 4, 1_000)).toBe(251);
+    expect(pacer.waitMs('sms', 4, 1_200)).toBe(51);
+    expect(pacer.waitMs('sms', 4, 1_251)).toBe(0);
+    expect(pacer.waitMs('push', 4, 1_000)).toBe(0);
+    // A burst of dispatches queues up behind each other, not all at the next slot.
+    pacer.dispatched('sms', 4, 1_000);
+    expect(pacer.waitMs('sms', 4, 1_000)).toBe(502);
+  });
+
+  it('lets calls through one spacing apart, measured from when the previous one started', async () => {
+    const pacer = new ChannelPacer();
+    const starts: number[] = [];
+    await Promise.all(
+      [1, 2, 3].map(async () => {
+        await pacer.awaitCallSlot('sms', 20);
+        starts.push(performance.now());
+      }),
+    );
+    const gaps = [starts[1] - starts[0], starts[2] - starts[1]];
+    // 1000 / 20 + 1 = 51 ms; timers fire late on a loaded machine, never early.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(50);
+  });
+});
