@@ -57,7 +57,12 @@ export interface BenchOptions {
   readonly excludedRows: number;
   readonly systems: readonly SystemName[];
   readonly tuning: PeerTuning;
+  /** Ours: provider calls in flight (its `concurrency`); default the peers' calls in flight. */
+  readonly oursConcurrency: number;
 }
+
+/** What the peers' default tuning keeps in flight (graphile-worker's concurrentJobs; pg-boss 20 × 100). */
+export const PEER_CALLS_IN_FLIGHT = 2_000;
 
 const USAGE = `npm run bench [-- options]
 
@@ -73,6 +78,8 @@ const USAGE = `npm run bench [-- options]
   --excluded-rows N   due rows of a disabled channel at the head of the largest claim
                       backlog (default 1000000; 0 skips it)
   --systems LIST      any of ${SYSTEMS.join(',')} (default all)
+  --ours-concurrency N  ours: provider calls in flight (default ${PEER_CALLS_IN_FLIGHT}, the peers'; capped
+                      by what its start-up checks accept on the budget)
   --tune LIST         peer settings (defaults: pg-boss.workers=20,pg-boss.batch=100,
                       pg-boss.ownPool=0,graphile.concurrency=2000,graphile.localQueue=2000,
                       graphile.completeJobBatchDelay=0; see docs/benchmarks.md)
@@ -106,6 +113,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     'excluded-rows',
     'systems',
     'tune',
+    'ours-concurrency',
   ]);
   for (const name of flags.keys()) {
     if (!known.has(name)) throw new Error(`unknown option --${name}\n\n${USAGE}`);
@@ -133,6 +141,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     excludedRows: integer(flags, 'excluded-rows', 1_000_000, 0),
     systems,
     tuning: parseTuning(flags.get('tune')),
+    oursConcurrency: integer(flags, 'ours-concurrency', PEER_CALLS_IN_FLIGHT, 1),
   };
 }
 

@@ -128,11 +128,12 @@ async function throughputAndMemory(
     const budget = options.budget;
     for (const name of options.systems) {
       if (name === 'ours') {
-        const concurrency = await ourMaxConcurrency(db.url, budget, BATCH_SIZE);
+        const accepted = await ourMaxConcurrency(db.url, budget, BATCH_SIZE);
+        const concurrency = Math.min(options.oursConcurrency, accepted);
         progress(
-          `ours: the start-up checks accept at most concurrency ${concurrency} on a pool of ${budget}`,
+          `ours: concurrency ${concurrency} (asked ${options.oursConcurrency}; its start-up checks accept up to ${accepted} on a pool of ${budget})`,
         );
-        systems.push(new OursSystem(db.url, budget, concurrency));
+        systems.push(new OursSystem(db.url, budget, concurrency, accepted));
       } else if (name === 'pg-boss') {
         progress(`pg-boss: installing its schema, enqueuing ${options.rows} jobs`);
         const tuning = {

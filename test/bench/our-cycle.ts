@@ -85,6 +85,7 @@ export async function startOurCycleApp(options: OurCycleAppOptions): Promise<Our
   const logger = new CountingLogger();
   // Kept so that a start-up check that rejects the configuration does not leave the pool open.
   let opened: DataSource | null = null;
+  let initializing: Promise<DataSource> | null = null;
   const root: DynamicModule = {
     module: BenchHostModule,
     imports: [
@@ -105,7 +106,8 @@ export async function startOurCycleApp(options: OurCycleAppOptions): Promise<Our
         dataSourceFactory: async (dataSourceOptions) => {
           if (!dataSourceOptions) throw new Error('TypeORM options missing');
           opened = new DataSource(dataSourceOptions);
-          return opened.initialize();
+          initializing = opened.initialize();
+          return initializing;
         },
       }),
       NotificationsRetryModule.forRoot({
@@ -121,7 +123,9 @@ export async function startOurCycleApp(options: OurCycleAppOptions): Promise<Our
     logger,
     abortOnError: false,
   }).catch(async (error: unknown) => {
-    if (opened?.isInitialized) await opened.destroy();
+    // A check may reject the configuration while the DataSource is still connecting: wait for it.
+    await (initializing)?.catch(() => undefined);
+    if ((opened)?.isInitialized) await (opened)?.destroy();
     throw error;
   });
   const dataSource = app.get(DataSource);

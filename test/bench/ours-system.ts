@@ -6,10 +6,10 @@ export const BATCH_SIZE = 200;
 
 /**
  * Ours as a host runs it: one TypeORM pool of the whole budget,
- * `NotificationsRetryModule` in drain mode (batch 200) at the most calls in
- * flight its start-up checks allow on that pool, schedule off and cycles run
- * back to back. Each row holds a connection and its transaction across the
- * provider call, so calls in flight are bounded by the pool.
+ * `NotificationsRetryModule` in drain mode (batch 200) with as many calls in
+ * flight as the peers keep (`--ours-concurrency`), schedule off and cycles run
+ * back to back. Calls hold no connection: the pool serves the claims and the
+ * group-committed outcome writes.
  */
 export class OursSystem implements BenchSystem {
   readonly name = 'ours' as const;
@@ -20,9 +20,10 @@ export class OursSystem implements BenchSystem {
     private readonly url: string,
     budget: number,
     readonly callsInFlight: number,
+    mostAccepted: number,
   ) {
     this.connections = budget;
-    this.description = `\`NotificationsRetryModule\` (drain, batch ${BATCH_SIZE}, concurrency ${callsInFlight}: the most its start-up checks accept on a pool of ${budget}) in a Nest app context with one TypeORM pool of ${budget}; cycles back to back; log lines counted, not written`;
+    this.description = `\`NotificationsRetryModule\` (drain, batch ${BATCH_SIZE}, concurrency ${callsInFlight}: the peers' calls in flight; its start-up checks accept up to ${mostAccepted} on a pool of ${budget}) in a Nest app context with one TypeORM pool of ${budget}; cycles back to back; log lines counted, not written`;
   }
 
   async prepare(): Promise<PreparedCell> {

@@ -7,13 +7,13 @@ import { Injectable } from '@nestjs/common';
  * that at the start of a cycle. Kept across cycles: a cycle that starts right
  * after a busy one gets no fresh burst.
  *
- * Two checkpoints: the dispatcher plans with `waitMs`/`dispatched`, so a
- * limited channel never parks rows (and their open transactions) in the
- * worker's slots; `awaitCallSlot` then holds each call to its turn, measured
- * from when the previous call really started, because the row lock taken
- * between dispatch and call takes a varying few milliseconds.
- * Times are monotonic milliseconds (performance.now()). One per module: the
- * dispatcher and the row processor share it.
+ * Two checkpoints: the dispatch queue plans with `waitMs`/`dispatched`, so a
+ * limited channel never parks claimed rows (and their running claims) in the
+ * worker's call slots; `awaitCallSlot` then holds each call to its turn,
+ * measured from when the previous call really started, because the circuit
+ * breaker and the scheduling between dispatch and call take a varying few
+ * milliseconds. Times are monotonic milliseconds (performance.now()). One per
+ * module: the dispatch queue and the provider caller share it.
  */
 @Injectable()
 export class ChannelPacer {

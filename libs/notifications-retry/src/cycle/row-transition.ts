@@ -190,7 +190,7 @@ export const UNRECORDED_OUTCOME_CODE = 'outcome_not_recorded';
 
 /**
  * What a row becomes when its provider was called but the outcome's write
- * failed (say, the outbox refuses the event): recorded in a transaction of its
+ * failed (say, the outbox refuses the event): recorded in a write of its
  * own, without the event. Left due, the row would be sent again by every cycle
  * for as long as the write keeps failing. Instead the attempt counts, as a
  * retriable failure would (`attempted.attempts`, the attempts the lost outcome

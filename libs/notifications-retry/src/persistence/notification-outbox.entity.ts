@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** `notification_outbox`: written in the same transaction as the status change it reports. */
+/** `notification_outbox`: written in the same statement (one atomic write) as the status change it reports. */
 @Entity({ name: 'notification_outbox' })
 export class NotificationOutboxEntity {
   @PrimaryColumn({ type: 'uuid' })

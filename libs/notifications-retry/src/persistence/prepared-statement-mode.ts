@@ -38,7 +38,7 @@ export class PreparedStatementMode implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (!this.options.enabled) return;
     await this.named().catch((error: unknown) => {
-      // The database may come up later; the first row transaction asks again.
+      // The database may come up later; the first cycle asks again.
       this.logger.warn({
         msg: 'prepared-statements-detection-failed',
         event: 'prepared-statements-detection-failed',
