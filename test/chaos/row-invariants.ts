@@ -64,7 +64,7 @@ export async function checkOneEventPerRow(client: Client): Promise<InvariantResu
       ...rows.map((r) => `${r.id}: ${r.problem}`),
       ...txRows.map((r) => `${r.message_key}: ${r.problem}`),
     ],
-    'one event per row, each written in the transaction of its final transition',
+    'one event per row, each written by the statement of its final transition',
   );
 }
 
