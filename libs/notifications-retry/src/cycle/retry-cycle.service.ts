@@ -41,6 +41,8 @@ import { TimingTally } from './timing-tally';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
 import { RowProcessor } from './row-processor';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+// OPERATIONS HOOK (issue 13): channel pauses are read once per cycle in resolveChannels().
+import { ChannelPauses } from '../operations/channel-pauses';
 
 export interface RunCycleOptions {
   /** The due threshold. Default: the injected Clock's now. */
@@ -72,6 +74,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   private lastCycle: { at: Date; status: 'completed' | 'lease-held' } | null = null;
   private failedBacklog: number | null = null;
   private misconfiguredChannels: readonly MisconfiguredChannel[] = [];
+  private pausedChannels: readonly string[] = [];
   /**
    * A lease this instance could not release (the database was gone when its
    * cycle ended). Released before the next acquire, so the worker resumes on
@@ -94,6 +97,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly pacer: ChannelPacer,
     private readonly callsInFlight: ProviderCallsInFlight,
     private readonly preparedStatements: PreparedStatementMode,
+    private readonly pauses: ChannelPauses,
   ) {
     circuits.onStateChange((providerKey, state) => metrics.circuit(providerKey, state));
   }
@@ -112,6 +116,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       staleAfterMs,
       failedBacklog: this.failedBacklog,
       misconfiguredChannels: this.misconfiguredChannels,
+      pausedChannels: this.pausedChannels,
     };
     if (!this.options.enabled)
       return { ...base, healthy: true, reason: 'worker disabled on this instance' };
@@ -550,12 +555,16 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     const excluded = new Map<string, ChannelExclusionReason>();
     const maxTimeoutMs = leaseAllowanceMs(this.options);
     const catalog = await readCatalogChannels(this.catalog);
+    // OPERATIONS HOOK (issue 13): an operator's pause leaves the channel out like a disabled one.
+    const paused = await this.pauses.pausedKeys();
+    this.pausedChannels = [...paused].sort();
     for (const config of catalog.channels) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const found = this.adapters.lookup(config.providerKey);
       if (!config.isEnabled) excluded.set(config.key, 'disabled');
       else if (found.kind === 'missing') excluded.set(config.key, 'no-provider-adapter');
       else if (found.kind === 'disabled') excluded.set(config.key, 'provider-disabled');
+      else if (paused.has(config.key)) excluded.set(config.key, 'paused');
       else if (this.circuits.state(config.providerKey) === 'open')
         excluded.set(config.key, 'circuit-open');
       else if (config.timeoutMs > maxTimeoutMs) excluded.set(config.key, 'timeout-exceeds-lease');
