@@ -22,5 +22,9 @@ export function table(header: readonly string[], rows: ReadonlyArray<readonly un
 function cellText(cell: unknown): string {
   if (cell instanceof Date) return cell.toISOString();
   if (cell === null || cell === undefined) return '-';
-  return String(cell);
+  if (typeof cell === 'string') return cell;
+  if (typeof cell === 'number' || typeof cell === 'boolean' || typeof cell === 'bigint') {
+    return cell.toString();
+  }
+  return JSON.stringify(cell) ?? '-';
 }
