@@ -6,7 +6,10 @@ import { OPS_IO, type OpsIo } from './ops-io';
 interface CommandNode {
   readonly commands: readonly CommandNode[];
   exitOverride(handler: (error: Error) => never): unknown;
-  configureOutput(output: { writeOut: (text: string) => void; writeErr: (text: string) => void }): unknown;
+  configureOutput(output: {
+    writeOut: (text: string) => void;
+    writeErr: (text: string) => void;
+  }): unknown;
 }
 
 /**

@@ -28,6 +28,7 @@ import { StderrLogger } from './stderr-logger';
 @Injectable()
 export class OpsWorkspace implements OnApplicationShutdown {
   private context: Promise<INestApplicationContext> | null = null;
+  private drain = false;
 
   constructor(
     @Inject(OPS_SETTINGS) private readonly settings: OpsSettings,
@@ -37,6 +38,12 @@ export class OpsWorkspace implements OnApplicationShutdown {
   async get<T>(type: Type<T>): Promise<T> {
     this.context ??= this.open();
     return (await this.context).get(type);
+  }
+
+  /** Cycles run from this workspace keep claiming full batches (the module's `drain` option); set before the first get(). */
+  enableDrain(): void {
+    if (this.context) throw new Error('enableDrain() must come before the workspace is opened');
+    this.drain = true;
   }
 
   /** Who the audit records when `--actor` is not given. */
@@ -65,6 +72,7 @@ export class OpsWorkspace implements OnApplicationShutdown {
         NotificationsRetryModule.forRoot({
           ...config.retryWorker,
           enabled: false,
+          ...(this.drain ? { drain: true } : {}),
           instanceId: `ops-cli:${hostname()}:${process.pid}`,
         }),
         ...(this.settings.imports ?? []),

@@ -21,11 +21,24 @@ export class CycleRunCommand extends CommandRunner {
     super();
   }
 
-  async run(_args: string[], options: JsonOption = {}): Promise<void> {
+  async run(
+    _args: string[],
+    options: JsonOption & { readonly drain?: boolean } = {},
+  ): Promise<void> {
+    if (options.drain) this.workspace.enableDrain();
     const report = await (await this.workspace.get(RetryCycleService)).runCycle();
     // Skipped (another instance holds the lease): nothing ran, a script must be able to tell.
     if (report.status === 'skipped') this.state.exitCode = OpsExitCode.Refused;
     this.output.result(options.json, report, () => renderReport(report));
+  }
+
+  @Option({
+    flags: '--drain',
+    description:
+      'keep claiming batches while they come back full and the deadline allows (after an outage)',
+  })
+  parseDrain(): boolean {
+    return true;
   }
 
   @Option(JSON_OPTION)
