@@ -95,7 +95,7 @@ describe('runbook rehearsals (real PostgreSQL)', () => {
   it('provider outage: circuit opens, backlog grows, pause, resume, drain, backlog back to zero', async () => {
     const runbook = readRunbook('provider-outage.md');
     expect(runbook.steps).toEqual(['diagnose', 'pause', 'resume', 'drain', 'verify']);
-    const channel = runbook.argv('pause')[0]?.[2] as string;
+    const channel = runbook.argv('pause')[0]?.[2];
     await insertChannel(ds, { key: channel, maxAttempts: 10 });
     await insertDue(channel, 20);
     worker.provider.respondWith(() => {
@@ -152,14 +152,14 @@ describe('runbook rehearsals (real PostgreSQL)', () => {
     ds = worker.dataSource;
     const runbook = readRunbook('terminal-failures.md');
     expect(runbook.steps).toEqual(['stats', 'list', 'dry-run', 'redrive', 'verify']);
-    const [, , , channel, , errorCode] = runbook.argv('list')[0] as string[];
-    await insertChannel(ds, { key: channel as string, maxAttempts: 1 });
-    await insertDue(channel as string, 6, undefined, 0);
-    await insertDue(channel as string, 3, (i) => `bad-${i}@invalid`, 0);
+    const [, , , channel, , errorCode] = runbook.argv('list')[0];
+    await insertChannel(ds, { key: channel, maxAttempts: 1 });
+    await insertDue(channel, 6, undefined, 0);
+    await insertDue(channel, 3, (i) => `bad-${i}@invalid`, 0);
     const isBad = (address: string) => address.startsWith('bad-');
     worker.provider.respondWith((message) => {
       if (isBad(message.recipientAddress)) throw new NonRetriableDeliveryError('invalid_address');
-      throw new RetriableDeliveryError(errorCode as string);
+      throw new RetriableDeliveryError(errorCode);
     });
     expect(completed(await worker.cycles.runCycle()).counts.terminal).toBe(9);
     // The fix (a provider back, a template repaired): good addresses deliver, bad ones still fail.
@@ -186,7 +186,7 @@ describe('runbook rehearsals (real PostgreSQL)', () => {
 
     const [cycle, after] = await step(runbook, 'verify');
     expect(cycle?.stdout).toMatch(/sent 6/);
-    expect(after?.stdout).not.toMatch(new RegExp(errorCode as string));
+    expect(after?.stdout).not.toMatch(new RegExp(errorCode));
     expect(after?.stdout).toMatch(/invalid_address\s+3/);
     expect(await statusCounts(ds)).toEqual({ Sent: 6, terminal: 3 });
     const bad: Array<{ attempts: number; last_error_code: string }> = await ds.query(

@@ -21,15 +21,15 @@ export function readRunbook(name: string): RunbookCommands {
   const firstBlock = /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? '';
   const variables = new Map<string, string>();
   for (const match of firstBlock.matchAll(VARIABLE)) {
-    variables.set(match[1] as string, (match[2] as string).replace(/^"|"$/g, ''));
+    variables.set(match[1], (match[2]).replace(/^"|"$/g, ''));
   }
   const steps = new Map<string, string[]>();
   for (const match of text.matchAll(STEP_BLOCK)) {
-    const lines = (match[2] as string)
+    const lines = (match[2])
       .split('\n')
       .map((line) => line.trim())
       .filter((line) => line !== '' && !line.startsWith('#'));
-    steps.set(match[1] as string, lines);
+    steps.set(match[1], lines);
   }
   const lines = (step: string): string[] => {
     const found = steps.get(step);
