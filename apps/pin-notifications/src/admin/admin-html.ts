@@ -11,9 +11,13 @@ export function escapeHtml(value: unknown): string {
   const text =
     value instanceof Date
       ? value.toISOString()
-      : value === null || value === undefined
-        ? ''
-        : String(value);
+      : typeof value === 'string'
+        ? value
+        : typeof value === 'number' || typeof value === 'boolean'
+          ? value.toString()
+          : value === null || value === undefined
+            ? ''
+            : JSON.stringify(value);
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
