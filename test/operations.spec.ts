@@ -246,13 +246,11 @@ describe('operations: terminal failures, redrive, pauses, lease release (real Po
         `SELECT notification_id, previous_attempts, previous_error_code FROM notification_redriven_rows ORDER BY notification_id`,
       );
       expect(audit).toEqual(
-        [a, b]
-          .sort()
-          .map((id) => ({
-            notification_id: id,
-            previous_attempts: 3,
-            previous_error_code: 'provider_unavailable',
-          })),
+        [a, b].sort().map((id) => ({
+          notification_id: id,
+          previous_attempts: 3,
+          previous_error_code: 'provider_unavailable',
+        })),
       );
 
       // Idempotent: the same redrive again finds nothing.

@@ -21,11 +21,11 @@ export function readRunbook(name: string): RunbookCommands {
   const firstBlock = /```sh\n([\s\S]*?)```/.exec(text)?.[1] ?? '';
   const variables = new Map<string, string>();
   for (const match of firstBlock.matchAll(VARIABLE)) {
-    variables.set(match[1], (match[2]).replace(/^"|"$/g, ''));
+    variables.set(match[1], match[2].replace(/^"|"$/g, ''));
   }
   const steps = new Map<string, string[]>();
   for (const match of text.matchAll(STEP_BLOCK)) {
-    const lines = (match[2])
+    const lines = match[2]
       .split('\n')
       .map((line) => line.trim())
       .filter((line) => line !== '' && !line.startsWith('#'));
