@@ -3,7 +3,8 @@
 #   1. the Grafana dashboard JSON parses, and every metric name that it, the alert rules and their
 #      tests use is one the worker exposes (and, where the library's metric-names.ts is present,
 #      one it still defines);
-#   2. with promtool: the alert rules are valid (promtool check rules), their unit tests pass
+#   2. every alert rule's runbook_url points at a heading of a runbook in docs/runbooks/;
+#   3. with promtool: the alert rules are valid (promtool check rules), their unit tests pass
 #      (promtool test rules), prometheus.yml is valid, and the dashboard's queries parse as PromQL.
 # Without promtool (Debian: `apt-get install prometheus` provides it) step 2 is an error when CI is
 # set (.ci/run installs it) and is skipped, saying so, otherwise.
@@ -145,6 +146,31 @@ if (fs.existsSync(metricNamesTs)) {
   for (const name of CONTRACT) {
     if (!defined.has(name)) fail(`${metricNamesTs} no longer defines "${name}", which observability/ uses`);
   }
+}
+
+// 4. Every alert names its runbook: runbook_url is docs/runbooks/<file>.md#<heading>, the file exists
+// and has that heading (GitHub's anchor of it), so an alert never sends on-call to a dead link.
+{
+  const text = fs.readFileSync(rulesPath, 'utf8');
+  const slug = (heading) =>
+    heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+  const blocks = text.split(/^\s*- alert:\s*/m).slice(1);
+  if (blocks.length === 0) fail(`${rulesPath}: no alert rules found`);
+  let linked = 0;
+  for (const block of blocks) {
+    const name = block.split(/\s/)[0];
+    const url = /^\s*runbook_url:\s*(\S+)\s*$/m.exec(block)?.[1];
+    if (!url) { fail(`${rulesPath}: alert ${name} has no runbook_url annotation`); continue; }
+    const m = /^(docs\/runbooks\/[a-z0-9-]+\.md)#([a-z0-9-]+)$/.exec(url);
+    if (!m) { fail(`${rulesPath}: alert ${name}: runbook_url ${url} is not docs/runbooks/<file>.md#<heading>`); continue; }
+    if (!fs.existsSync(m[1])) { fail(`${rulesPath}: alert ${name}: runbook ${m[1]} does not exist`); continue; }
+    const anchors = new Set(
+      [...fs.readFileSync(m[1], 'utf8').matchAll(/^#{1,6}\s+(.+)$/gm)].map((h) => slug(h[1])),
+    );
+    if (!anchors.has(m[2])) fail(`${rulesPath}: alert ${name}: ${m[1]} has no heading for #${m[2]}`);
+    else linked++;
+  }
+  if (linked === blocks.length) console.log(`  OK: all ${linked} alert rules link to a runbook heading that exists`);
 }
 
 if (errors.length) {

@@ -2,7 +2,9 @@
 # The first step of `npm test`: the Debian packages the suites run for real, installed when missing.
 #   - promtool (Debian's prometheus package), for scripts/check-alert-rules.sh (an error without it
 #     when CI is set);
-#   - pgbouncer, which test/pgbouncer.spec.ts starts on a port of its own.
+#   - pgbouncer, which test/pgbouncer.spec.ts starts on a port of its own;
+#   - chromium (Debian's), which test/admin-page.chromium.spec.ts drives headless through
+#     playwright-core (which downloads no browser of its own).
 # Installed only where that can be done without asking: as root with apt-get (CI, a container, this
 # project's machines). Anywhere else it says what is missing and how to get it, and the suites that
 # need it fail with the same advice.
@@ -16,6 +18,7 @@ set -euo pipefail
 missing_packages=()
 command -v promtool >/dev/null || missing_packages+=(prometheus)
 command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing_packages+=(pgbouncer)
+[ -x /usr/bin/chromium ] || missing_packages+=(chromium)
 [ "${#missing_packages[@]}" -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

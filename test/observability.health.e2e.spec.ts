@@ -124,6 +124,7 @@ describe('observability: /health of the host app', () => {
           staleAfterMs: 2 * LEAP_YEAR_MS,
           failedBacklog: null,
           misconfiguredChannels: [],
+          pausedChannels: [],
         },
       },
       error: {},
@@ -148,6 +149,7 @@ describe('observability: /health of the host app', () => {
         staleAfterMs: 2 * LEAP_YEAR_MS,
         failedBacklog: null,
         misconfiguredChannels: [],
+        pausedChannels: [],
         reason: `no cycle for more than ${2 * LEAP_YEAR_MS} ms`,
       },
     });
@@ -204,6 +206,7 @@ describe('observability: /health of the host app', () => {
         staleAfterMs: 2 * LEAP_YEAR_MS,
         failedBacklog: backlog,
         misconfiguredChannels: [],
+        pausedChannels: [],
       });
     });
 
@@ -244,6 +247,7 @@ describe('observability: /health of the host app', () => {
         // As of the last completed cycle: a skipped tick counts nothing.
         failedBacklog: 3,
         misconfiguredChannels: [],
+        pausedChannels: [],
       });
       const skippedAt = new Date(String(body.info?.retryWorker.lastCycleAt)).getTime();
       expect(skippedAt).toBeGreaterThan(lastCycleAt.getTime());
@@ -304,6 +308,7 @@ describe('observability: /health of the host app', () => {
         staleAfterMs: 3 * 60_000,
         failedBacklog: null,
         misconfiguredChannels: [],
+        pausedChannels: [],
         reason: 'worker disabled on this instance',
       });
     });
@@ -323,6 +328,7 @@ describe('observability: /health of the host app', () => {
         staleAfterMs,
         failedBacklog: 3,
         misconfiguredChannels: [],
+        pausedChannels: [],
         reason: `no cycle for more than ${staleAfterMs} ms`,
       });
     });

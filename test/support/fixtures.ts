@@ -144,6 +144,6 @@ export const minutesLater = (base: Date, minutes: number): Date =>
 /** Empties every table of the data contract between tests that share a database. */
 export async function resetTables(dataSource: DataSource): Promise<void> {
   await dataSource.query(
-    'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+    'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks, notification_channel_pauses, notification_redriven_rows, notification_operator_actions',
   );
 }

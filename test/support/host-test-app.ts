@@ -4,6 +4,7 @@ import { Logger } from 'nestjs-pino';
 import type pino from 'pino';
 import { DataSource } from 'typeorm';
 import { RetryCycleService } from '@pin/notifications-retry';
+import type { AdminModuleOptions } from '../../apps/pin-notifications/src/admin/admin-settings';
 import { AppModule } from '../../apps/pin-notifications/src/app.module';
 import type {
   LogLevel,
@@ -19,6 +20,8 @@ export interface HostTestAppOptions {
   readonly adapters?: Provider[];
   /** Root logger level; default info. */
   readonly logLevel?: LogLevel;
+  /** The admin page: off unless a token or an AdminAccess provider is given. */
+  readonly admin?: AdminModuleOptions;
 }
 
 export interface HostTestApp {
@@ -52,6 +55,7 @@ export async function startHostApp(options: HostTestAppOptions): Promise<HostTes
         demo: false,
         retryWorker: options.retryWorker,
         logger: createRootLogger(options.logLevel ?? 'info', destination),
+        ...(options.admin ? { admin: options.admin } : {}),
       }),
       adaptersModule(options.adapters ?? []),
     ],

@@ -1,4 +1,5 @@
 import type pino from 'pino';
+import type { AdminModuleOptions } from './admin/admin-settings';
 import type { RetryWorkerOptions } from './config/app-config';
 
 /** What `AppModule.forRoot()` is built from; `main.ts` derives it from the environment. */
@@ -11,4 +12,6 @@ export interface AppModuleOptions {
   readonly demo: boolean;
   /** Root logger; default JSON on stdout at level info. */
   readonly logger?: pino.Logger;
+  /** The admin page and API: on with a token (ADMIN_TOKEN) or the host's AdminAccess provider; off otherwise. */
+  readonly admin?: AdminModuleOptions;
 }

@@ -9,6 +9,7 @@ import {
   NotificationsRetryModule,
   type NotificationsRetryModuleOptions,
 } from '@pin/notifications-retry';
+import { AdminModule } from './admin/admin.module';
 import type { AppModuleOptions } from './app-module-options';
 import {
   EmbeddedDatabaseShutdown,
@@ -73,6 +74,7 @@ export class AppModule {
         NotificationsRetryModule.forRoot({ ...retryOptions, isGlobal: true }),
         HealthModule,
         ...(options.demo ? [DemoModule] : []),
+        ...(AdminModule.isEnabled(options.admin) ? [AdminModule.forRoot(options.admin ?? {})] : []),
       ],
       providers,
     };

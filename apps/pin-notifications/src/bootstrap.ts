@@ -41,6 +41,7 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
           retryWorker: config.retryWorker,
           demo,
           logger: rootLogger,
+          admin: { token: config.adminToken },
         }),
         ...(options.imports ?? []),
       ],
@@ -67,6 +68,7 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
       port,
       embeddedDatabase: database.embedded,
       demoData: demo,
+      adminPage: config.adminToken !== null,
       retryWorkerEnabled: config.retryWorker.enabled ?? true,
     });
     return app;

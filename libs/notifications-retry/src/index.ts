@@ -84,6 +84,8 @@ export { NotificationOutboxEntity } from './persistence/notification-outbox.enti
 export { DistributedLockEntity } from './persistence/distributed-lock.entity';
 
 export { NotificationsRetryError } from './errors/notifications-retry.error';
+export { InvalidOperationInputError } from './errors/invalid-operation-input.error';
+export { OperationRefusedError } from './errors/operation-refused.error';
 export { InvalidModuleOptionsError } from './errors/invalid-module-options.error';
 export { InvalidChannelConfigError } from './errors/invalid-channel-config.error';
 export { InvalidChannelCatalogError } from './errors/invalid-channel-catalog.error';
@@ -97,3 +99,43 @@ export { WebhookProviderAdapter } from './providers/webhook/webhook-provider-ada
 export type { WebhookProviderOptions } from './providers/webhook/webhook-provider-options';
 export type { WebhookPayload } from './providers/webhook/webhook-payload';
 export { parseRetryAfterMs } from './providers/webhook/parse-retry-after';
+
+// Operator tools (runbooks: docs/runbooks/).
+export {
+  TerminalFailures,
+  DEFAULT_TERMINAL_LIST_LIMIT,
+  MAX_TERMINAL_LIST_LIMIT,
+  type TerminalFailureRow,
+  type TerminalFailureStat,
+} from './operations/terminal-failures';
+export {
+  TerminalRedrive,
+  REDRIVE_BATCH_SIZE,
+  type RedriveRequest,
+  type RedriveResult,
+  type RedrivePreviewGroup,
+} from './operations/terminal-redrive';
+export type { TerminalFailureFilter, RedriveFilter } from './operations/terminal-failure-filter';
+export {
+  ChannelPauses,
+  type ChannelPause,
+  type ChannelPauseChange,
+  type ListedChannelPause,
+} from './operations/channel-pauses';
+export {
+  LeaseRelease,
+  type LeaseReleaseRequest,
+  type LeaseReleaseResult,
+  type LeaseView,
+} from './operations/lease-release';
+export {
+  OperationsStatus,
+  type OperationsStatusReport,
+  type ChannelRowCounts,
+  type StatusExcludedChannel,
+} from './operations/operations-status';
+export type { OperatorContext } from './operations/operator-context';
+export { maskAddress } from './operations/mask-address';
+export { NotificationChannelPauseEntity } from './persistence/notification-channel-pause.entity';
+export { NotificationOperatorActionEntity } from './persistence/notification-operator-action.entity';
+export { NotificationRedrivenRowEntity } from './persistence/notification-redriven-row.entity';

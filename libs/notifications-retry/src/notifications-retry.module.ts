@@ -40,6 +40,20 @@ import {
   SmsStubProviderAdapter,
 } from './providers/built-in/stub-provider-adapters';
 import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
+import { ChannelPauses } from './operations/channel-pauses';
+import { LeaseRelease } from './operations/lease-release';
+import { OperationsStatus } from './operations/operations-status';
+import { TerminalFailures } from './operations/terminal-failures';
+import { TerminalRedrive } from './operations/terminal-redrive';
+
+/** The operator tools (issue 13): exported for a host's CLI or admin page. */
+const OPERATIONS = [
+  ChannelPauses,
+  LeaseRelease,
+  OperationsStatus,
+  TerminalFailures,
+  TerminalRedrive,
+];
 
 /**
  * Retries Failed and sends deferred Pending notifications from PostgreSQL.
@@ -85,8 +99,10 @@ import { ProviderAdapterRegistry } from './providers/provider-adapter.registry';
     EmailStubProviderAdapter,
     SmsStubProviderAdapter,
     PushStubProviderAdapter,
+    ...OPERATIONS,
   ],
   exports: [
+    ...OPERATIONS,
     RetryCycleService,
     RetryWorkerHealthIndicator,
     ProviderCircuitBreakers,

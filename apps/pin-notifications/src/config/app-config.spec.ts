@@ -15,6 +15,7 @@ describe('parseAppConfig', () => {
       },
       seedDemoData: null,
       logLevel: 'info',
+      adminToken: null,
     });
   });
 
@@ -29,6 +30,7 @@ describe('parseAppConfig', () => {
       STUB_PROVIDERS: ' email , push ',
       SEED_DEMO_DATA: 'TRUE',
       LOG_LEVEL: 'debug',
+      ADMIN_TOKEN: 'an-admin-token-of-enough-length',
     });
     expect(config).toEqual({
       port: 8080,
@@ -42,7 +44,17 @@ describe('parseAppConfig', () => {
       },
       seedDemoData: true,
       logLevel: 'debug',
+      adminToken: 'an-admin-token-of-enough-length',
     });
+  });
+
+  it('refuses an ADMIN_TOKEN under 24 characters without showing it', () => {
+    const parse = () => parseAppConfig({ ADMIN_TOKEN: 'short-secret' });
+    expect(parse).toThrow(InvalidEnvironmentVariableError);
+    expect(parse).toThrow(
+      /ADMIN_TOKEN must be at least 24 characters.*got a value of 12 characters \(not shown\)/,
+    );
+    expect(parse).not.toThrow(/short-secret/);
   });
 
   it('treats empty variables as unset', () => {

@@ -16,7 +16,12 @@ export interface AppConfig {
   /** Null: not set, so seed only when the database is the embedded one. */
   readonly seedDemoData: boolean | null;
   readonly logLevel: LogLevel;
+  /** ADMIN_TOKEN: turns the admin page and API on (null: off unless the host provides AdminAccess). */
+  readonly adminToken: string | null;
 }
+
+/** Long enough that guessing it over HTTP is hopeless. */
+export const MIN_ADMIN_TOKEN_LENGTH = 24;
 
 /** The library's default (provider calls in flight; they hold no connection). */
 export const DEFAULT_RETRY_CONCURRENCY = 200;
@@ -63,6 +68,7 @@ export function parseAppConfig(env: NodeJS.ProcessEnv): AppConfig {
     },
     seedDemoData: parseBoolean(env, 'SEED_DEMO_DATA') ?? null,
     logLevel: logLevel as LogLevel,
+    adminToken: parseAdminToken(env),
   };
 }
 
@@ -165,4 +171,18 @@ function parseStubProviders(env: NodeJS.ProcessEnv): {
     flags[item as (typeof STUB_CHANNELS)[number]] = true;
   }
   return flags;
+}
+
+function parseAdminToken(env: NodeJS.ProcessEnv): string | null {
+  const value = read(env, 'ADMIN_TOKEN');
+  if (value === undefined) return null;
+  if (value.length < MIN_ADMIN_TOKEN_LENGTH) {
+    // The length only: even a too-short token is a secret.
+    throw new InvalidEnvironmentVariableError(
+      'ADMIN_TOKEN',
+      `a value of ${value.length} characters (not shown)`,
+      `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -base64 32)`,
+    );
+  }
+  return value;
 }

@@ -22,6 +22,7 @@ export const EXCLUSION_REASONS: readonly ChannelExclusionReason[] = [
   'not-configured',
   'no-provider-adapter',
   'provider-disabled',
+  'paused',
   'circuit-open',
   'timeout-exceeds-lease',
 ];

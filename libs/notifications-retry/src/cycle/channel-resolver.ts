@@ -3,6 +3,7 @@ import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
+import { ChannelPauses } from '../operations/channel-pauses';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { leaseAllowanceMs } from './channel-exclusions';
 import type { ChannelExclusionReason } from './cycle-report';
@@ -12,13 +13,16 @@ import type { EligibleChannel } from './cycle-state';
 export interface ResolvedChannels {
   readonly eligible: ReadonlyMap<string, EligibleChannel>;
   readonly excluded: ReadonlyMap<string, ChannelExclusionReason>;
+  /** Channels an operator paused (`ChannelPauses`), sorted: for /health. */
+  readonly paused: readonly string[];
 }
 
 /**
  * Which channels take part in a cycle (DESIGN §3.2), on one read of the
- * catalog: disabled channels, channels without a valid configuration or an
- * adapter, providers switched off or with an open circuit, and timeouts the
- * lease cannot hold are left out; their rows are never read by the claim.
+ * catalog and one of the operators' pauses: disabled or paused channels,
+ * channels without a valid configuration or an adapter, providers switched
+ * off or with an open circuit, and timeouts the lease cannot hold are left
+ * out; their rows are never read by the claim.
  */
 @Injectable()
 export class ChannelResolver {
@@ -28,6 +32,7 @@ export class ChannelResolver {
     private readonly catalog: ChannelCatalog,
     private readonly adapters: ProviderAdapterRegistry,
     private readonly circuits: ProviderCircuitBreakers,
+    private readonly pauses: ChannelPauses,
   ) {}
 
   async resolve(): Promise<ResolvedChannels> {
@@ -35,12 +40,14 @@ export class ChannelResolver {
     const excluded = new Map<string, ChannelExclusionReason>();
     const maxTimeoutMs = leaseAllowanceMs(this.options);
     const catalog = await readCatalogChannels(this.catalog);
+    const paused = await this.pauses.pausedKeys();
     for (const config of catalog.channels) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const found = this.adapters.lookup(config.providerKey);
       if (!config.isEnabled) excluded.set(config.key, 'disabled');
       else if (found.kind === 'missing') excluded.set(config.key, 'no-provider-adapter');
       else if (found.kind === 'disabled') excluded.set(config.key, 'provider-disabled');
+      else if (paused.has(config.key)) excluded.set(config.key, 'paused');
       else if (this.circuits.state(config.providerKey) === 'open')
         excluded.set(config.key, 'circuit-open');
       else if (config.timeoutMs > maxTimeoutMs) excluded.set(config.key, 'timeout-exceeds-lease');
@@ -50,6 +57,6 @@ export class ChannelResolver {
     for (const key of catalog.invalid) {
       if (!eligible.has(key) && !excluded.has(key)) excluded.set(key, 'not-configured');
     }
-    return { eligible, excluded };
+    return { eligible, excluded, paused: [...paused].sort() };
   }
 }

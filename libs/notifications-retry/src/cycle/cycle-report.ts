@@ -12,6 +12,8 @@ export type ChannelExclusionReason =
   | 'no-provider-adapter'
   /** The adapter exists but its feature flag is off. */
   | 'provider-disabled'
+  /** An operator paused it (ChannelPauses): its rows wait, untouched, until resumed. */
+  | 'paused'
   | 'circuit-open'
   | 'timeout-exceeds-lease';
 

@@ -91,6 +91,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   private failedBacklog: number | null = null;
   private misconfiguredChannels: readonly MisconfiguredChannel[] = [];
   private excludedChannels: readonly ExcludedChannel[] = [];
+  private pausedChannels: readonly string[] = [];
   /** Statements of outcome writes in flight at once: the pool keeps one for the claim. */
   private writeStatements = MIN_POOL_SIZE - 1;
   /**
@@ -140,6 +141,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       staleAfterMs,
       failedBacklog: this.failedBacklog,
       misconfiguredChannels: this.misconfiguredChannels,
+      pausedChannels: this.pausedChannels,
     };
     if (!this.options.enabled)
       return { ...base, healthy: true, reason: 'worker disabled on this instance' };
@@ -268,6 +270,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
     try {
       const channels = await this.channels.resolve();
+      this.pausedChannels = channels.paused;
       await this.work(cycle, channels, stop);
       if (cycle.leaseLoss) this.reporter.leaseLost(cycle, cycle.leaseLoss);
       else await this.countRows(cycle, channels);

@@ -13,5 +13,7 @@ export interface RetryWorkerHealth {
   readonly failedBacklog: number | null;
   /** Channels the last completed cycle left out for a configuration reason; not a reason to be unhealthy. */
   readonly misconfiguredChannels: readonly MisconfiguredChannel[];
+  /** Channels an operator paused, as of the last cycle's read; their rows wait. */
+  readonly pausedChannels: readonly string[];
   readonly reason?: string;
 }

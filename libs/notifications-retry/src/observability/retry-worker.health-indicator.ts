@@ -29,6 +29,7 @@ export class RetryWorkerHealthIndicator {
       staleAfterMs: health.staleAfterMs,
       failedBacklog: health.failedBacklog,
       misconfiguredChannels: health.misconfiguredChannels,
+      pausedChannels: health.pausedChannels,
       ...(health.reason ? { reason: health.reason } : {}),
     };
     return health.healthy ? session.up(details) : session.down(details);

@@ -1,6 +1,10 @@
 import { DistributedLockEntity } from './distributed-lock.entity';
 import { CreateNotificationsRetrySchema1796083200000 } from './migrations/1796083200000-create-notifications-retry-schema';
 import { NotificationChannelEntity } from './notification-channel.entity';
+import { CreateOperationsTables1796169600000 } from './migrations/1796169600000-create-operations-tables';
+import { NotificationChannelPauseEntity } from './notification-channel-pause.entity';
+import { NotificationOperatorActionEntity } from './notification-operator-action.entity';
+import { NotificationRedrivenRowEntity } from './notification-redriven-row.entity';
 import { NotificationOutboxEntity } from './notification-outbox.entity';
 import { NotificationEntity } from './notification.entity';
 
@@ -10,7 +14,13 @@ export const notificationsRetryEntities = [
   NotificationChannelEntity,
   NotificationOutboxEntity,
   DistributedLockEntity,
+  NotificationChannelPauseEntity,
+  NotificationOperatorActionEntity,
+  NotificationRedrivenRowEntity,
 ];
 
 /** Register these in the host's TypeORM `migrations`, in this order. */
-export const notificationsRetryMigrations = [CreateNotificationsRetrySchema1796083200000];
+export const notificationsRetryMigrations = [
+  CreateNotificationsRetrySchema1796083200000,
+  CreateOperationsTables1796169600000,
+];

@@ -1,0 +1,12 @@
+import { InvalidOperationInputError, OperationRefusedError } from '@pin/notifications-retry';
+import { OpsArgumentError } from '../ops/ops-argument.error';
+import { AdminForbiddenError, AdminUnauthorizedError } from './admin-request-errors';
+
+/** HTTP status of an error the admin page or API answers with; null: not ours, a 500. */
+export function adminErrorStatus(error: unknown): number | null {
+  if (error instanceof AdminUnauthorizedError) return 401;
+  if (error instanceof AdminForbiddenError) return 403;
+  if (error instanceof InvalidOperationInputError || error instanceof OpsArgumentError) return 400;
+  if (error instanceof OperationRefusedError) return 409;
+  return null;
+}

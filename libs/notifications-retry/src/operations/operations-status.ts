@@ -1,0 +1,154 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog';
+import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
+import type { CircuitState } from '../circuit/circuit-state';
+import type { ChannelExclusionReason } from '../cycle/cycle-report';
+import { ProviderCallsInFlight } from '../cycle/provider-calls-in-flight';
+import { RetryCycleService } from '../cycle/retry-cycle.service';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import type { RetryWorkerHealth } from '../observability/retry-worker-health';
+import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
+import { ChannelPauses, type ListedChannelPause } from './channel-pauses';
+import { LeaseRelease, type LeaseView } from './lease-release';
+import { CHANNEL_ROW_COUNTS_SQL } from './sql/channel-row-counts.sql';
+
+/** One channel's rows, by the database clock. */
+export interface ChannelRowCounts {
+  readonly channel: string;
+  readonly backlog: number;
+  readonly due: number;
+  readonly deferred: number;
+  readonly terminal: number;
+  readonly liveClaims: number;
+}
+
+export interface StatusExcludedChannel {
+  readonly channel: string;
+  readonly reason: ChannelExclusionReason;
+}
+
+/** What an on-call engineer looks at first. No personal data. */
+export interface OperationsStatusReport {
+  /** The worker's lease; null when no cycle ever ran. */
+  readonly lease: LeaseView | null;
+  /**
+   * The last cycle as the lease shows it, whichever instance ran it: a cycle
+   * takes the lease when it starts and expires it when it ends.
+   */
+  readonly lastCycle: {
+    readonly startedAt: Date;
+    readonly endedAt: Date | null;
+    readonly running: boolean;
+    readonly owner: string;
+  } | null;
+  readonly channels: readonly ChannelRowCounts[];
+  readonly totals: Omit<ChannelRowCounts, 'channel'>;
+  /** Channels the next cycle leaves out and why, as far as this process can tell (circuits are per instance). */
+  readonly excludedChannels: readonly StatusExcludedChannel[];
+  readonly pausedChannels: readonly ListedChannelPause[];
+  readonly circuits: Readonly<Record<string, CircuitState>>;
+  /** Provider calls this process has in flight (the admin page runs inside a worker; the CLI has none). */
+  readonly callsInFlight: number;
+  /** This process's own view of its cycles. */
+  readonly thisInstance: RetryWorkerHealth & { readonly instanceId: string };
+}
+
+@Injectable()
+export class OperationsStatus {
+  constructor(
+    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
+    @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
+    private readonly options: ResolvedNotificationsRetryOptions,
+    private readonly catalog: ChannelCatalog,
+    private readonly adapters: ProviderAdapterRegistry,
+    private readonly circuits: ProviderCircuitBreakers,
+    private readonly callsInFlight: ProviderCallsInFlight,
+    private readonly cycles: RetryCycleService,
+    private readonly pauses: ChannelPauses,
+    private readonly leases: LeaseRelease,
+  ) {}
+
+  async status(): Promise<OperationsStatusReport> {
+    const [lease, counts, pauses, catalog] = await Promise.all([
+      this.leases.read(this.options.lockKey),
+      this.dataSource.query<
+        Array<{
+          channel: string;
+          backlog: number;
+          due: number;
+          deferred: number;
+          terminal: number;
+          live_claims: number;
+        }>
+      >(CHANNEL_ROW_COUNTS_SQL),
+      this.pauses.list(),
+      readCatalogChannels(this.catalog),
+    ]);
+    const channels = counts.map((row) => ({
+      channel: row.channel,
+      backlog: row.backlog,
+      due: row.due,
+      deferred: row.deferred,
+      terminal: row.terminal,
+      liveClaims: row.live_claims,
+    }));
+    const totals = channels.reduce(
+      (sum, c) => ({
+        backlog: sum.backlog + c.backlog,
+        due: sum.due + c.due,
+        deferred: sum.deferred + c.deferred,
+        terminal: sum.terminal + c.terminal,
+        liveClaims: sum.liveClaims + c.liveClaims,
+      }),
+      { backlog: 0, due: 0, deferred: 0, terminal: 0, liveClaims: 0 },
+    );
+
+    // The same order of reasons as the cycle's own resolution.
+    const paused = new Set(pauses.map((p) => p.channel));
+    const excluded = new Map<string, ChannelExclusionReason>();
+    for (const config of catalog.channels) {
+      if (excluded.has(config.key)) continue;
+      const found = this.adapters.lookup(config.providerKey);
+      if (!config.isEnabled) excluded.set(config.key, 'disabled');
+      else if (found.kind === 'missing') excluded.set(config.key, 'no-provider-adapter');
+      else if (found.kind === 'disabled') excluded.set(config.key, 'provider-disabled');
+      else if (paused.has(config.key)) excluded.set(config.key, 'paused');
+      else if (this.circuits.state(config.providerKey) === 'open')
+        excluded.set(config.key, 'circuit-open');
+    }
+    const known = new Set(catalog.channels.map((c) => c.key));
+    for (const key of catalog.invalid) if (!known.has(key)) excluded.set(key, 'not-configured');
+    for (const { channel } of channels) {
+      if (!known.has(channel) && !excluded.has(channel)) excluded.set(channel, 'not-configured');
+    }
+    // A cycle of this process may have seen more (a lease too short for a channel's timeout).
+    for (const { channel, reason } of this.cycles.health().misconfiguredChannels) {
+      if (!excluded.has(channel)) excluded.set(channel, reason);
+    }
+
+    const running = lease !== null && lease.live;
+    return {
+      lease,
+      lastCycle: lease
+        ? {
+            startedAt: lease.acquiredAt,
+            endedAt: running ? null : lease.expiresAt,
+            running,
+            owner: lease.owner,
+          }
+        : null,
+      channels,
+      totals,
+      excludedChannels: [...excluded]
+        .map(([channel, reason]) => ({ channel, reason }))
+        .sort((a, b) => (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0)),
+      pausedChannels: pauses,
+      circuits: Object.fromEntries(this.circuits.states()),
+      callsInFlight: this.callsInFlight.size,
+      thisInstance: { ...this.cycles.health(), instanceId: this.options.instanceId },
+    };
+  }
+}
