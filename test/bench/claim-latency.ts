@@ -33,6 +33,13 @@ export interface ClaimLatency {
   /** The claim statement of 200 rows, as the cycle compiles and binds it. */
   readonly claimMedianMs: number;
   readonly claimP95Ms: number;
+  /**
+   * Shared buffers the claim's scan of `notifications_due_idx` touched (EXPLAIN
+   * ANALYZE, BUFFERS): the work the claim does, free of the machine's noise.
+   */
+  readonly claimScanBuffers: number;
+  /** Shared buffers of the whole claim statement, the stamp's updates included. */
+  readonly claimBuffers: number;
   /** The capped count of the excluded channels' due rows, off the claim path. */
   readonly waitingCountMedianMs: number;
   /** The capped count of the failed backlog, off the claim path. */
@@ -91,30 +98,49 @@ export async function measureClaimLatency(
       }
       return samples;
     };
+    const claimValues = (): unknown[] =>
+      claim.values({
+        fence1: LEASE.key,
+        fence2: LEASE.owner,
+        fence3: LEASE.fencingToken,
+        channels: [BENCH_CHANNEL],
+        quotas: [BATCH],
+        claimMs: [7_250],
+        now: new Date(),
+        limit: BATCH,
+        excluded: [],
+        claimToken: randomUUID(),
+      });
+    const insertLease = (): Promise<unknown> =>
+      client.query(
+        `INSERT INTO distributed_locks (key, owner, fencing_token, acquired_at, expires_at)
+         VALUES ($1, $2, $3, now(), now() + interval '1 hour')`,
+        [LEASE.key, LEASE.owner, LEASE.fencingToken],
+      );
+    const claimBuffers = async (): Promise<{ scan: number; total: number }> => {
+      await client.query('BEGIN');
+      try {
+        await insertLease();
+        const { rows } = await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`,
+          claimValues(),
+        );
+        const plan = rows[0]['QUERY PLAN'][0].Plan;
+        const scans = planNodes(plan).filter((node) => node['Index Name'] === 'notifications_due_idx');
+        return { scan: scans.reduce((sum, node) => sum + sharedBuffers(node), 0), total: sharedBuffers(plan) };
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    };
     const claimOnce = async (): Promise<number> => {
       await client.query('BEGIN');
       try {
-        await client.query(
-          `INSERT INTO distributed_locks (key, owner, fencing_token, acquired_at, expires_at)
-           VALUES ($1, $2, $3, now(), now() + interval '1 hour')`,
-          [LEASE.key, LEASE.owner, LEASE.fencingToken],
-        );
+        await insertLease();
         const started = performance.now();
         const { rowCount } = await client.query({
           name: claim.name,
           text: claim.text,
-          values: claim.values({
-            fence1: LEASE.key,
-            fence2: LEASE.owner,
-            fence3: LEASE.fencingToken,
-            channels: [BENCH_CHANNEL],
-            quotas: [BATCH],
-            claimMs: [7_250],
-            now: new Date(),
-            limit: BATCH,
-            excluded: [],
-            claimToken: randomUUID(),
-          }),
+          values: claimValues(),
         });
         const ms = performance.now() - started;
         if (rowCount !== BATCH) throw new Error(`the claim returned ${rowCount} rows, not ${BATCH}`);
@@ -126,6 +152,7 @@ export async function measureClaimLatency(
     for (let i = 0; i < 20; i++) await claimOnce();
     const claims: number[] = [];
     for (let i = 0; i < CLAIM_CALLS; i++) claims.push(await claimOnce());
+    const buffers = await claimBuffers();
     const waitingCounts = await time(COUNT_CALLS, () =>
       client.query(waiting.text, waiting.values({ claimed: [BENCH_CHANNEL], now: new Date(), cap: ROW_COUNT_CAP })),
     );
@@ -137,10 +164,28 @@ export async function measureClaimLatency(
       excludedAtHead,
       claimMedianMs: median(claims),
       claimP95Ms: percentile(claims, 95),
+      claimScanBuffers: buffers.scan,
+      claimBuffers: buffers.total,
       waitingCountMedianMs: median(waitingCounts),
       backlogCountMedianMs: median(backlogCounts),
     };
   } finally {
     await dataSource.destroy();
   }
+}
+
+interface PlanNode {
+  readonly 'Index Name'?: string;
+  readonly 'Shared Hit Blocks'?: number;
+  readonly 'Shared Read Blocks'?: number;
+  readonly Plans?: readonly PlanNode[];
+}
+
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}
+
+/** Blocks a node touched in shared buffers, found there or read in (a node counts its children's). */
+function sharedBuffers(node: PlanNode): number {
+  return (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0);
 }

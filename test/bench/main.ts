@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 /**
  * `npm run bench [-- --latency 200 --runs 1]`: our retry cycle against pg-boss
  * and graphile-worker run as their documentation has a team run them, every
@@ -27,21 +30,20 @@ import type { BenchSystem } from './bench-system';
 import { measureClaimLatency, type ClaimLatency } from './claim-latency';
 import { ConnectionSampler } from './connection-sampler';
 import { describeEnvironment } from './environment';
-import { fakeProvider } from './fake-provider';
 import { GraphileWorkerSystem } from './graphile-worker-runner';
-import { sampleMemory } from './memory';
-import { drainWithCycles, startOurCycleApp } from './our-cycle';
 import { ourMaxConcurrency } from './our-max-concurrency';
 import { BATCH_SIZE, OursSystem } from './ours-system';
 import { PgBossSystem } from './pg-boss-runner';
 import { progress } from './progress';
 import { RawWriteLimit } from './raw-limit';
+import type { MemoryDrainResult } from './memory-drain';
 import { renderReport, type MemoryFigures } from './report';
 import { measureRoundTrips } from './round-trip-figures';
 import { measureThroughput, type ThroughputCell } from './throughput';
 
 /** Everything opened so far, closed in reverse order on the way out (also on Ctrl-C). */
 const cleanups: Array<() => Promise<unknown>> = [];
+const execFileAsync = promisify(execFile);
 
 async function main(): Promise<void> {
   const options = parseBenchOptions(process.argv.slice(2));
@@ -184,44 +186,38 @@ async function throughputAndMemory(
   }
 }
 
-/** RSS before and after our cycle (drain mode, 0 ms) drains the whole backlog: the largest drain of this run. */
+/**
+ * RSS and heap while our cycle (drain mode, 0 ms) drains the whole backlog: the
+ * largest drain of this run, in a child process of its own (memory-drain.ts).
+ */
 async function drainForMemory(
   url: string,
   options: BenchOptions,
   ours: OursSystem,
 ): Promise<MemoryFigures> {
-  fakeProvider.latencyMs = 0;
   const concurrency = ours.callsInFlight;
-  const app = await startOurCycleApp({
-    url,
-    poolSize: ours.connections,
-    concurrency,
-    batchSize: BATCH_SIZE,
-    drain: true,
-  });
-  try {
-    const before = sampleMemory();
-    progress(`memory: draining all ${options.rows} rows, concurrency ${concurrency}, 0 ms`);
-    const drain = await drainWithCycles(app);
-    const after = sampleMemory();
-    const rowsPerSec = (drain.processed * 1000) / drain.elapsedMs;
-    progress(
-      `memory: RSS ${before.rssMb.toFixed(1)} → ${after.rssMb.toFixed(1)} MB, ${drain.processed} rows at ${rowsPerSec.toFixed(0)} rows/s in ${drain.cycles} cycles`,
-    );
-    if (drain.processed !== options.rows) {
-      throw new Error(`drained ${drain.processed} rows, expected ${options.rows}`);
-    }
-    return {
-      before,
-      after,
-      drainedRows: drain.processed,
-      rowsPerSec,
-      cycles: drain.cycles,
-      concurrency,
-    };
-  } finally {
-    await app.close();
+  progress(`memory: draining all ${options.rows} rows, concurrency ${concurrency}, 0 ms, in a child process`);
+  const { stdout } = await execFileAsync(
+    process.execPath,
+    [
+      '-r',
+      'ts-node/register/transpile-only',
+      join(__dirname, 'memory-drain.ts'),
+      url,
+      String(options.rows),
+      String(concurrency),
+      String(ours.connections),
+    ],
+    { cwd: join(__dirname, '..', '..'), maxBuffer: 4 * 1024 * 1024 },
+  );
+  const drain = JSON.parse(stdout.trim().split('\n').pop() ?? '') as MemoryDrainResult;
+  progress(
+    `memory: RSS ${drain.cold.rssMb.toFixed(1)} (cold) → ${drain.warm.rssMb.toFixed(1)} (after ${drain.warmAfterRows} rows) → ${drain.after.rssMb.toFixed(1)} MB, ${drain.drainedRows} rows at ${drain.rowsPerSec.toFixed(0)} rows/s in ${drain.cycles} cycles`,
+  );
+  if (drain.drainedRows !== options.rows) {
+    throw new Error(`drained ${drain.drainedRows} rows, expected ${options.rows}`);
   }
+  return { ...drain, concurrency };
 }
 
 async function scratch(server: BenchServer, purpose: string): Promise<ScratchDatabase> {

@@ -11,7 +11,11 @@ import { median } from './stats';
 import { MIN_WAVES, type CellRun, type ThroughputCell } from './throughput';
 
 export interface MemoryFigures {
-  readonly before: MemorySample;
+  /** The module started, nothing sent yet. */
+  readonly cold: MemorySample;
+  /** After `warmAfterRows` (a tenth of the drain): the heap at its working size. */
+  readonly warm: MemorySample;
+  readonly warmAfterRows: number;
   readonly after: MemorySample;
   readonly drainedRows: number;
   readonly rowsPerSec: number;
@@ -194,8 +198,8 @@ function claimTable({ claim }: BenchResults): string[] {
   const lines = [
     `### Claim latency (the claim statement of ${BATCH_SIZE} rows, wall clock with the round trip)`,
     '',
-    '| due rows | claim median | claim p95 | off the claim path: excluded channels\' due rows (capped count) median | failed backlog (capped count) median |',
-    '|---|---:|---:|---:|---:|',
+    '| due rows | claim median | claim p95 | buffers: the scan / the whole claim | off the claim path: excluded channels\' due rows (capped count) median | failed backlog (capped count) median |',
+    '|---|---:|---:|---:|---:|---:|',
   ];
   const label = (c: ClaimLatency): string =>
     c.excludedAtHead > 0
@@ -203,13 +207,13 @@ function claimTable({ claim }: BenchResults): string[] {
       : `${c.dueRows}`;
   for (const c of claim) {
     lines.push(
-      `| ${label(c)} | ${fmt(c.claimMedianMs, 3)} ms | ${fmt(c.claimP95Ms, 3)} ms | ${fmt(c.waitingCountMedianMs, 2)} ms | ${fmt(c.backlogCountMedianMs, 2)} ms |`,
+      `| ${label(c)} | ${fmt(c.claimMedianMs, 3)} ms | ${fmt(c.claimP95Ms, 3)} ms | ${c.claimScanBuffers} / ${c.claimBuffers} | ${fmt(c.waitingCountMedianMs, 2)} ms | ${fmt(c.backlogCountMedianMs, 2)} ms |`,
     );
   }
   const first = claim[0];
   for (const c of claim.slice(1)) {
     lines.push(
-      `| ratio (${label(c)}) / ${first.dueRows} | ${ratio(c.claimMedianMs, first.claimMedianMs)} | ${ratio(c.claimP95Ms, first.claimP95Ms)} | ${ratio(c.waitingCountMedianMs, first.waitingCountMedianMs)} | ${ratio(c.backlogCountMedianMs, first.backlogCountMedianMs)} |`,
+      `| ratio (${label(c)}) / ${first.dueRows} | ${ratio(c.claimMedianMs, first.claimMedianMs)} | ${ratio(c.claimP95Ms, first.claimP95Ms)} | ${ratio(c.claimScanBuffers, first.claimScanBuffers)} / ${ratio(c.claimBuffers, first.claimBuffers)} | ${ratio(c.waitingCountMedianMs, first.waitingCountMedianMs)} | ${ratio(c.backlogCountMedianMs, first.backlogCountMedianMs)} |`,
     );
   }
   lines.push('');
@@ -243,14 +247,20 @@ function roundTripTable({ roundTrips }: BenchResults): string[] {
 
 function memoryTable({ memory }: BenchResults): string[] {
   if (!memory) return [];
+  const row = (label: string, m: MemorySample): string =>
+    `| ${label} | ${fmt(m.rssMb, 1)} MB | ${fmt(m.heapUsedMb, 1)} MB |`;
+  const growth = (label: string, from: MemorySample): string =>
+    `| ${label} | ${fmt(memory.after.rssMb - from.rssMb, 1)} MB | ${fmt(memory.after.heapUsedMb - from.heapUsedMb, 1)} MB |`;
   return [
-    `### Memory: draining ${memory.drainedRows} rows (ours, drain mode, batch ${BATCH_SIZE}, concurrency ${memory.concurrency}, 0 ms; ${fmt(memory.rowsPerSec)} rows/s over ${memory.cycles} cycles)`,
+    `### Memory: draining ${memory.drainedRows} rows (ours in a process of its own, drain mode, batch ${BATCH_SIZE}, concurrency ${memory.concurrency}, 0 ms; ${fmt(memory.rowsPerSec)} rows/s over ${memory.cycles} cycles; after full collections)`,
     '',
     '| | RSS | heap used |',
     '|---|---:|---:|',
-    `| before | ${fmt(memory.before.rssMb, 1)} MB | ${fmt(memory.before.heapUsedMb, 1)} MB |`,
-    `| after | ${fmt(memory.after.rssMb, 1)} MB | ${fmt(memory.after.heapUsedMb, 1)} MB |`,
-    `| growth | ${fmt(memory.after.rssMb - memory.before.rssMb, 1)} MB | ${fmt(memory.after.heapUsedMb - memory.before.heapUsedMb, 1)} MB |`,
+    row('cold (module started, nothing sent)', memory.cold),
+    row(`warm (after ${memory.warmAfterRows} rows)`, memory.warm),
+    row('after the drain', memory.after),
+    growth('growth over the drain, from warm', memory.warm),
+    growth('growth from cold', memory.cold),
     '',
   ];
 }

@@ -1,0 +1,70 @@
+/**
+ * The memory drain, in a process of its own so that nothing of the harness
+ * (the peers' modules, the other cells' garbage and heap growth) counts as
+ * ours: `node -r ts-node/register/transpile-only test/bench/memory-drain.ts
+ * <url> <rows> <concurrency> <poolSize>`. Drains the rows already due in the
+ * database at 0 ms, sampling memory after full collections: cold (the module
+ * started, nothing sent), warm (a tenth of the rows sent: the heap has grown to
+ * its working size) and at the end. Prints one JSON line of MemoryDrainResult.
+ */
+import { sampleMemory, type MemorySample } from './memory';
+import { fakeProvider } from './fake-provider';
+import { drainWithCycles, startOurCycleApp } from './our-cycle';
+import { BATCH_SIZE } from './ours-system';
+
+export interface MemoryDrainResult {
+  readonly cold: MemorySample;
+  readonly warm: MemorySample;
+  readonly warmAfterRows: number;
+  readonly after: MemorySample;
+  readonly drainedRows: number;
+  readonly rowsPerSec: number;
+  readonly cycles: number;
+}
+
+async function main(): Promise<void> {
+  const [url, rowsArg, concurrencyArg, poolArg] = process.argv.slice(2);
+  const rows = Number(rowsArg);
+  fakeProvider.latencyMs = 0;
+  const app = await startOurCycleApp({
+    url,
+    poolSize: Number(poolArg),
+    concurrency: Number(concurrencyArg),
+    batchSize: BATCH_SIZE,
+    drain: true,
+  });
+  try {
+    const cold = sampleMemory();
+    let sent = 0;
+    const warm: { sample: MemorySample | null; rows: number } = { sample: null, rows: 0 };
+    // Counted and let go, so the recorder's own array is no growth of ours.
+    const poll = setInterval(() => {
+      sent += fakeProvider.returned.length;
+      fakeProvider.returned = [];
+      if (!warm.sample && sent >= rows / 10) {
+        warm.sample = sampleMemory();
+        warm.rows = sent;
+      }
+    }, 250);
+    const drain = await drainWithCycles(app);
+    clearInterval(poll);
+    const after = sampleMemory();
+    const result: MemoryDrainResult = {
+      cold,
+      warm: warm.sample ?? cold,
+      warmAfterRows: warm.rows,
+      after,
+      drainedRows: drain.processed,
+      rowsPerSec: (drain.processed * 1000) / drain.elapsedMs,
+      cycles: drain.cycles,
+    };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await app.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
