@@ -16,6 +16,7 @@ import type { ResolvedNotificationsRetryOptions } from '../options/notifications
 import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
 import type { OutboxRow } from '../outbox/outbox-row';
 import { OutboxWriter } from '../outbox/outbox.writer';
+import { OutboxWakeUp } from '../outbox/outbox-wake-up';
 import type { ClaimedNotification } from '../persistence/claimed-notification';
 import { NotificationRepository, type DueCandidate } from '../persistence/notification.repository';
 import { setIdleInTransactionTimeoutSql } from '../persistence/idle-in-transaction-timeout';
@@ -72,6 +73,7 @@ export class RowProcessor {
     private readonly metrics: RetryMetrics,
     private readonly callsInFlight: ProviderCallsInFlight,
     private readonly preparedStatements: PreparedStatementMode,
+    private readonly outboxWakeUp: OutboxWakeUp,
   ) {}
 
   /** One row, one transaction: lock → provider call → fence → status + outbox → commit. */
@@ -171,6 +173,8 @@ export class RowProcessor {
       return 'error';
     }
     if (!committed) return 'skipped';
+    // OUTBOX RELAY HOOK (issue 14): the row's outbox event is committed; publish it now, not at the next poll.
+    if (committed.transition.event) this.outboxWakeUp.eventsWritten();
     const settleMs = performance.now() - decidedAt;
     context.timings.settle.add(settleMs);
     this.metrics.settled(settleMs);
