@@ -49,7 +49,8 @@ export class OutboxRelayRepository {
    * re-checks the claim condition on a row another relay changed meanwhile.
    */
   async claim(token: string, limit: number, claimTtlMs: number): Promise<OutboxEvent[]> {
-    const rows: ClaimedRow[] = await this.dataSource.query(
+    // TypeORM answers an UPDATE … RETURNING with [rows, affected count].
+    const [rows] = await this.dataSource.query<[ClaimedRow[], number]>(
       `WITH candidates AS (
          SELECT o.id
            FROM notification_outbox o
