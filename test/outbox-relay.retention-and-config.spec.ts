@@ -38,7 +38,11 @@ describe('outbox retention and the relay configuration', () => {
     const old = new Date(now - 10 * DAY_MS);
     const oldPublished = await insertOutboxEvents(
       ds,
-      Array.from({ length: 5 }, () => ({ key: randomUUID(), createdAt: old, publishedAt: new Date(now - 9 * DAY_MS) })),
+      Array.from({ length: 5 }, () => ({
+        key: randomUUID(),
+        createdAt: old,
+        publishedAt: new Date(now - 9 * DAY_MS),
+      })),
     );
     const kept = await insertOutboxEvents(ds, [
       { key: randomUUID(), createdAt: old, publishedAt: new Date(now - 3_600_000) },
@@ -87,7 +91,10 @@ describe('outbox retention and the relay configuration', () => {
   });
 
   it('a subject prefix no stream captures stops start-up when the broker is reachable', async () => {
-    const publisher = new NatsJetStreamOutboxPublisher({ servers: nats.url, subjectPrefix: 'nowhere' });
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'nowhere',
+    });
     try {
       const start = createRetryTestApp({
         url: db.url,
@@ -104,7 +111,11 @@ describe('outbox retention and the relay configuration', () => {
   });
 
   it('a stream that is not the one capturing the subjects stops start-up', async () => {
-    const publisher = new NatsJetStreamOutboxPublisher({ servers: nats.url, subjectPrefix: 'pin', stream: 'OTHER' });
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'pin',
+      stream: 'OTHER',
+    });
     try {
       await expect(
         createRetryTestApp({
@@ -127,7 +138,10 @@ describe('outbox retention and the relay configuration', () => {
     });
     const app = await createRetryTestApp({
       url: db.url,
-      options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true, pollIntervalMs: 60_000 } },
+      options: {
+        metrics: { registry: new Registry() },
+        outboxRelay: { enabled: true, pollIntervalMs: 60_000 },
+      },
       extensions: { outboxPublisher: { useValue: publisher } },
     });
     try {

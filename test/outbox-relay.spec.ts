@@ -10,7 +10,12 @@ import {
   type OutboxRelayOptions,
 } from '@pin/notifications-retry';
 import { insertChannel, insertNotification, minutesAgo } from './support/fixtures';
-import { addStream, consumeStream, startNatsServer, type RunningNatsServer } from './support/nats-server';
+import {
+  addStream,
+  consumeStream,
+  startNatsServer,
+  type RunningNatsServer,
+} from './support/nats-server';
 import {
   eventually,
   insertOutboxEvents,
@@ -53,7 +58,9 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
   });
 
   beforeEach(async () => {
-    await ds.query('TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks');
+    await ds.query(
+      'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks',
+    );
     const tag = randomUUID().slice(0, 8);
     prefix = `t${tag}`;
     stream = `S_${tag}`;
@@ -153,12 +160,19 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
       nextAttemptAt: minutesAgo(app.clock.now(), 1),
     });
     // The relay's first pass at start found nothing; the next poll is two minutes away.
-    await eventually('the first, empty pass', async () => (await relayApp.metric(OutboxMetricName.lastRelayPass)) > 0);
+    await eventually(
+      'the first, empty pass',
+      async () => (await relayApp.metric(OutboxMetricName.lastRelayPass)) > 0,
+    );
     expect(relayApp.publisher.batches).toHaveLength(0);
 
     await app.cycles.runCycle();
 
-    await eventually('the cycle\'s event published', async () => (await unpublished()) === 0 && (await outboxRows(ds)).length === 1, 15_000);
+    await eventually(
+      "the cycle's event published",
+      async () => (await unpublished()) === 0 && (await outboxRows(ds)).length === 1,
+      15_000,
+    );
     const messages = await consumeStream(nats.url, stream);
     expect(messages).toHaveLength(1);
     expect(messages[0].payload).toMatchObject({ notificationId: id, status: 'Sent' });
@@ -166,7 +180,7 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     expect(app.module.get(OutboxWakeUp)).toBeInstanceOf(OutboxWakeUp);
   });
 
-  it('keeps created_at order within a key, one event of a key in flight at a time, even when a key\'s head fails', async () => {
+  it("keeps created_at order within a key, one event of a key in flight at a time, even when a key's head fails", async () => {
     const base = Date.now() - 60_000;
     const keys = Array.from({ length: 4 }, () => randomUUID());
     const fixtures = keys.flatMap((key, k) =>
@@ -207,7 +221,10 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
       createdAt: new Date(Date.now() - 100_000 + i),
     }));
     const ids = await insertOutboxEvents(ds, fixtures);
-    const [a, b] = await Promise.all([startRelay({ batchSize: 10 }), startRelay({ batchSize: 10 })]);
+    const [a, b] = await Promise.all([
+      startRelay({ batchSize: 10 }),
+      startRelay({ batchSize: 10 }),
+    ]);
 
     await eventually('every event published', async () => (await unpublished()) === 0);
 
@@ -219,12 +236,14 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     const rows = await outboxRows(ds);
     const seqOf = new Map(messages.map((m) => [m.msgId, m.seq]));
     for (let key = 0; key < 120; key++) {
-      const ordered = rows.filter((row) => row.message_key === `key-${key}`).map((row) => seqOf.get(row.id)!);
+      const ordered = rows
+        .filter((row) => row.message_key === `key-${key}`)
+        .map((row) => seqOf.get(row.id)!);
       expect(ordered).toEqual([...ordered].sort((x, y) => x - y));
     }
   });
 
-  it('parks a permanently failing event with its error and counts it, while the others, its key\'s later events included, go out', async () => {
+  it("parks a permanently failing event with its error and counts it, while the others, its key's later events included, go out", async () => {
     const key = randomUUID();
     const now = Date.now();
     const [poisoned, sameKeyLater] = await insertOutboxEvents(ds, [
@@ -260,7 +279,10 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     const small = await startNatsServer({ maxPayload: 4_096 });
     try {
       await addStream(small.url, 'SMALL', ['small.>']);
-      const publisher = new NatsJetStreamOutboxPublisher({ servers: small.url, subjectPrefix: 'small' });
+      const publisher = new NatsJetStreamOutboxPublisher({
+        servers: small.url,
+        subjectPrefix: 'small',
+      });
       const [big, fine] = await insertOutboxEvents(ds, [
         { key: randomUUID(), padding: 10_000 },
         { key: randomUUID() },
@@ -274,7 +296,10 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
         extensions: { outboxPublisher: { useValue: publisher } },
       });
       try {
-        await eventually('the small one published, the big one parked', async () => (await unpublished()) === 0);
+        await eventually(
+          'the small one published, the big one parked',
+          async () => (await unpublished()) === 0,
+        );
       } finally {
         await app.close();
         await publisher.onApplicationShutdown();
@@ -295,7 +320,10 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     try {
       const ids = await insertOutboxEvents(
         ds,
-        Array.from({ length: 20 }, (_, i) => ({ key: `k-${i % 7}`, createdAt: new Date(Date.now() - 60_000 + i) })),
+        Array.from({ length: 20 }, (_, i) => ({
+          key: `k-${i % 7}`,
+          createdAt: new Date(Date.now() - 60_000 + i),
+        })),
       );
       await eventually('failures recorded on the rows', async () => {
         const rows = await outboxRows(ds);
@@ -311,7 +339,11 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
       expect(rows.find((row) => row.last_error)?.last_error).toMatch(/^nats/);
 
       await nats.start();
-      await eventually('drained once NATS is back', async () => (await unpublished()) === 0, 45_000);
+      await eventually(
+        'drained once NATS is back',
+        async () => (await unpublished()) === 0,
+        45_000,
+      );
       const messages = await consumeStream(nats.url, stream);
       expect(messages.map((m) => m.msgId).sort()).toEqual([...ids].sort());
       await relay.refreshBacklog();

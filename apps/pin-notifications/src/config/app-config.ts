@@ -1,6 +1,7 @@
 import { validateCronExpression } from 'cron';
 import type { NotificationsRetryModuleOptions } from '@pin/notifications-retry';
 import { InvalidEnvironmentVariableError } from './invalid-environment-variable.error';
+import { parseOutboxRelayConfig, type OutboxRelayConfig } from './outbox-relay-config';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -16,6 +17,8 @@ export interface AppConfig {
   /** Null: not set, so seed only when the database is the embedded one. */
   readonly seedDemoData: boolean | null;
   readonly logLevel: LogLevel;
+  /** The outbox relay: on with the NATS JetStream publisher when NATS_URL is set. */
+  readonly outboxRelay: OutboxRelayConfig;
 }
 
 /** The library's default; the host needs the number itself to size the connection pool. */
@@ -63,6 +66,7 @@ export function parseAppConfig(env: NodeJS.ProcessEnv): AppConfig {
     },
     seedDemoData: parseBoolean(env, 'SEED_DEMO_DATA') ?? null,
     logLevel: logLevel as LogLevel,
+    outboxRelay: parseOutboxRelayConfig((name) => read(env, name)),
   };
 }
 

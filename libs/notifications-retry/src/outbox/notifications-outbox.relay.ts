@@ -171,7 +171,9 @@ export class NotificationsOutboxRelay
       : await this.repository.backOff(token, retriable, backoffBaseMs, backoffMaxMs);
     const parkedWritten = await this.repository.park(token, permanent);
     const claimsLost =
-      published.length + retriable.length + permanent.length -
+      published.length +
+      retriable.length +
+      permanent.length -
       (publishedWritten + released + retriedWritten + parkedWritten);
 
     this.metrics?.batch(publishedWritten, retriable.length, parkedWritten, durationMs);

@@ -78,18 +78,16 @@ export class OutboxRelayRepository {
       [limit, token, claimTtlMs],
     );
     return rows
-      .map(
-        (row): OutboxEvent => ({
-          id: row.id,
-          topic: row.topic,
-          messageKey: row.message_key,
-          contractVersion: row.contract_version,
-          payload: row.payload,
-          headers: stringHeaders(row.headers),
-          createdAt: row.created_at,
-          attempt: row.attempts,
-        }),
-      )
+      .map((row): OutboxEvent => ({
+        id: row.id,
+        topic: row.topic,
+        messageKey: row.message_key,
+        contractVersion: row.contract_version,
+        payload: row.payload,
+        headers: stringHeaders(row.headers),
+        createdAt: row.created_at,
+        attempt: row.attempts,
+      }))
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
   }
 

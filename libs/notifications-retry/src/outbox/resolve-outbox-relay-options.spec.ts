@@ -20,11 +20,31 @@ describe('resolveOutboxRelayOptions', () => {
   });
 
   it.each([
-    [{ enabled: 'yes' }, 'outboxRelay.enabled', 'NotificationsRetryModule option "outboxRelay.enabled" must be a boolean; got "yes"'],
-    [{ batchSize: 0 }, 'outboxRelay.batchSize', 'NotificationsRetryModule option "outboxRelay.batchSize" must be an integer from 1 to 1000; got 0'],
-    [{ pollIntervalMs: 1.5 }, 'outboxRelay.pollIntervalMs', 'must be an integer from 10 to 600000; got 1.5'],
-    [{ publishTimeoutMs: 10_000, claimTtlMs: 11_000 }, 'outboxRelay.claimTtlMs', 'must exceed publishTimeoutMs (10000) + 2000 ms = 12000'],
-    [{ backoffBaseMs: 5_000, backoffMaxMs: 1_000 }, 'outboxRelay.backoffMaxMs', 'must be at least backoffBaseMs (5000); got 1000'],
+    [
+      { enabled: 'yes' },
+      'outboxRelay.enabled',
+      'NotificationsRetryModule option "outboxRelay.enabled" must be a boolean; got "yes"',
+    ],
+    [
+      { batchSize: 0 },
+      'outboxRelay.batchSize',
+      'NotificationsRetryModule option "outboxRelay.batchSize" must be an integer from 1 to 1000; got 0',
+    ],
+    [
+      { pollIntervalMs: 1.5 },
+      'outboxRelay.pollIntervalMs',
+      'must be an integer from 10 to 600000; got 1.5',
+    ],
+    [
+      { publishTimeoutMs: 10_000, claimTtlMs: 11_000 },
+      'outboxRelay.claimTtlMs',
+      'must exceed publishTimeoutMs (10000) + 2000 ms = 12000',
+    ],
+    [
+      { backoffBaseMs: 5_000, backoffMaxMs: 1_000 },
+      'outboxRelay.backoffMaxMs',
+      'must be at least backoffBaseMs (5000); got 1000',
+    ],
     [{ retentionMs: 1_000 }, 'outboxRelay.retentionMs', 'must be an integer from 60000 to'],
     [{ batchsize: 10 }, 'outboxRelay.batchsize', 'is not a known option (a typo?); got 10'],
   ])('refuses %j naming the option and the value', (value, option, message) => {

@@ -65,8 +65,8 @@ export function resolveNatsPublisherOptions(raw: unknown): ResolvedNatsPublisher
   }
   return {
     servers,
-    subjectPrefix: (subjectPrefix) ?? null,
-    stream: (stream) ?? null,
+    subjectPrefix: subjectPrefix ?? null,
+    stream: stream ?? null,
     name,
     connectTimeoutMs: milliseconds('connectTimeoutMs', options.connectTimeoutMs, 5_000),
     ackTimeoutMs: milliseconds('ackTimeoutMs', options.ackTimeoutMs, 5_000),
