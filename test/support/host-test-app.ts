@@ -9,6 +9,7 @@ import type {
   LogLevel,
   RetryWorkerOptions,
 } from '../../apps/pin-notifications/src/config/app-config';
+import type { OutboxRelayConfig } from '../../apps/pin-notifications/src/config/outbox-relay-config';
 import { createRootLogger } from '../../apps/pin-notifications/src/logging/root-logger';
 import { adaptersModule } from './retry-test-app';
 
@@ -19,6 +20,8 @@ export interface HostTestAppOptions {
   readonly adapters?: Provider[];
   /** Root logger level; default info. */
   readonly logLevel?: LogLevel;
+  /** The outbox relay as the environment would configure it; default off. */
+  readonly outboxRelay?: OutboxRelayConfig;
 }
 
 export interface HostTestApp {
@@ -51,6 +54,7 @@ export async function startHostApp(options: HostTestAppOptions): Promise<HostTes
         databaseUrl: options.databaseUrl,
         demo: false,
         retryWorker: options.retryWorker,
+        outboxRelay: options.outboxRelay,
         logger: createRootLogger(options.logLevel ?? 'info', destination),
       }),
       adaptersModule(options.adapters ?? []),
