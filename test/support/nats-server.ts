@@ -99,6 +99,8 @@ export async function startNatsServer(
     log: () => output,
     kill,
     start: async () => {
+      const proc: ChildProcess | null = child;
+      if (proc && proc.exitCode === null && proc.signalCode === null) return; // still running
       if (!(await launch())) throw new Error(`nats-server did not start again:\n${output}`);
     },
     stop: async () => {

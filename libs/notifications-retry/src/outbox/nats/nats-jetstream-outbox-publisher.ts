@@ -1,4 +1,4 @@
-import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import {
   connect,
   ErrorCode,
@@ -53,7 +53,7 @@ interface Connected {
  */
 export class NatsJetStreamOutboxPublisher
   extends OutboxPublisher
-  implements OnApplicationBootstrap, OnApplicationShutdown
+  implements OnModuleInit, OnApplicationShutdown
 {
   private readonly logger = new Logger('NotificationsOutboxRelay');
   private readonly options: ResolvedNatsPublisherOptions;
@@ -74,9 +74,10 @@ export class NatsJetStreamOutboxPublisher
   /**
    * Checks the broker agrees with the configuration: a stream (the configured
    * one, if any) captures the dispatched topic's subject. Unreachable: logged,
-   * start goes on, the relay retries.
+   * start goes on, the relay retries. At module init, before any relay loop
+   * starts (bootstrap hooks): Nest shuts nothing down after a failed start.
    */
-  async onApplicationBootstrap(): Promise<void> {
+  async onModuleInit(): Promise<void> {
     if (!this.options.verifyAtStart) return;
     let connected: Connected;
     try {
