@@ -100,6 +100,7 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
       },
       extensions: { outboxPublisher: { useValue: publisher } },
     });
+    let closing: Promise<void> | undefined;
     const relayApp: RelayApp = {
       app,
       relay: app.module.get(NotificationsOutboxRelay),
@@ -112,8 +113,11 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
         return value ?? Number.NaN;
       },
       close: async () => {
-        await app.close();
-        await natsPublisher.onApplicationShutdown();
+        closing ??= (async () => {
+          await app.close();
+          await natsPublisher.onApplicationShutdown();
+        })();
+        await closing;
       },
     };
     open.push(relayApp);
@@ -312,6 +316,53 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     } finally {
       await small.stop();
     }
+  });
+
+  it('graceful shutdown lets the batch in flight finish; one that outlives the grace is cut and released at once', async () => {
+    const slowIds = await insertOutboxEvents(
+      ds,
+      Array.from({ length: 3 }, () => ({ key: randomUUID() })),
+    );
+    const slow = await startRelay({}, (p) => p);
+    let entered!: () => void;
+    const inFlight = new Promise<void>((resolve) => (entered = resolve));
+    const publish = slow.publisher.publish.bind(slow.publisher);
+    slow.publisher.publish = async (events, context) => {
+      entered();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      return publish(events, context);
+    };
+    await inFlight;
+    await slow.close();
+    const drained = await outboxRows(ds);
+    expect(drained.filter((row) => slowIds.includes(row.id)).every((row) => row.published_at)).toBe(
+      true,
+    );
+    expect(slow.app.logs.events('outbox-relay-stopped')).toEqual([
+      expect.objectContaining({ cut: false }),
+    ]);
+
+    const [stuck] = await insertOutboxEvents(ds, [{ key: randomUUID() }]);
+    const hung = await startRelay({ publishTimeoutMs: 20_000, claimTtlMs: 30_000 }, (p) => p);
+    let hungEntered!: () => void;
+    const hungInFlight = new Promise<void>((resolve) => (hungEntered = resolve));
+    // Ignores its signal and never answers: only the grace (1 s) ends the wait.
+    hung.publisher.publish = () => {
+      hungEntered();
+      return new Promise(() => undefined);
+    };
+    await hungInFlight;
+    await hung.close();
+    const released = (await outboxRows(ds)).find((row) => row.id === stuck)!;
+    expect(released).toMatchObject({
+      published_at: null,
+      claim_token: null,
+      next_attempt_at: null,
+      parked_at: null,
+    });
+    expect(hung.app.logs.events('outbox-relay-stopped')).toEqual([
+      expect.objectContaining({ cut: true }),
+    ]);
   });
 
   it('NATS down: the backlog grows, the gauges and failure counter say so, nothing is lost, and it drains when NATS is back', async () => {
