@@ -16,6 +16,7 @@ RULE_TESTS=observability/prometheus/alert-rules.test.yml
 PROM_CONFIG=observability/prometheus/prometheus.yml
 DASHBOARD=observability/grafana/dashboards/notifications-retry.json
 METRIC_NAMES_TS=libs/notifications-retry/src/observability/metric-names.ts
+OUTBOX_METRIC_NAMES_TS=libs/notifications-retry/src/outbox/outbox-metric-names.ts
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -23,9 +24,9 @@ trap 'rm -rf "$tmp"' EXIT
 echo "check-alert-rules: dashboard JSON and metric names"
 # Writes the dashboard's queries as recording rules to $tmp/dashboard-queries.rules.json (JSON is
 # YAML) so that promtool can parse them below.
-node - "$DASHBOARD" "$RULES" "$RULE_TESTS" "$METRIC_NAMES_TS" "$tmp/dashboard-queries.rules.json" <<'NODE'
+node - "$DASHBOARD" "$RULES" "$RULE_TESTS" "$METRIC_NAMES_TS" "$tmp/dashboard-queries.rules.json" "$OUTBOX_METRIC_NAMES_TS" <<'NODE'
 const fs = require('fs');
-const [dashboardPath, rulesPath, testsPath, metricNamesTs, queriesOut] = process.argv.slice(2);
+const [dashboardPath, rulesPath, testsPath, metricNamesTs, queriesOut, outboxMetricNamesTs] = process.argv.slice(2);
 
 // The worker's metrics (libs/notifications-retry/src/observability/metric-names.ts).
 const COUNTERS_AND_GAUGES = [
@@ -44,12 +45,22 @@ const COUNTERS_AND_GAUGES = [
   'notifications_retry_late_answers_total',
   'notifications_retry_database_client_errors_total',
   'notifications_retry_calls_in_flight',
+  // The outbox relay (libs/notifications-retry/src/outbox/outbox-metric-names.ts).
+  'notifications_outbox_unpublished_rows',
+  'notifications_outbox_oldest_unpublished_age_seconds',
+  'notifications_outbox_parked_rows',
+  'notifications_outbox_published_total',
+  'notifications_outbox_parked_total',
+  'notifications_outbox_publish_failures_total',
+  'notifications_outbox_retention_deleted_total',
+  'notifications_outbox_relay_last_pass_timestamp_seconds',
 ];
 const HISTOGRAMS = [
   'notifications_retry_cycle_duration_ms',
   'notifications_retry_claim_duration_ms',
   'notifications_retry_settle_duration_ms',
   'notifications_retry_lag_ms',
+  'notifications_outbox_publish_duration_ms',
 ];
 const CONTRACT = [...COUNTERS_AND_GAUGES, ...HISTOGRAMS];
 const ALLOWED = new Set([
@@ -141,10 +152,13 @@ for (const file of [rulesPath, testsPath]) {
 }
 
 // 3. The library's own list, when it is there: a rename there must show here.
-if (fs.existsSync(metricNamesTs)) {
-  const defined = new Set([...fs.readFileSync(metricNamesTs, 'utf8').matchAll(/'(notifications_[a-z0-9_]+)'/g)].map((m) => m[1]));
+const namesFiles = [metricNamesTs, outboxMetricNamesTs].filter((f) => f && fs.existsSync(f));
+if (namesFiles.length > 0) {
+  const defined = new Set(
+    namesFiles.flatMap((f) => [...fs.readFileSync(f, 'utf8').matchAll(/'(notifications_[a-z0-9_]+)'/g)].map((m) => m[1])),
+  );
   for (const name of CONTRACT) {
-    if (!defined.has(name)) fail(`${metricNamesTs} no longer defines "${name}", which observability/ uses`);
+    if (!defined.has(name)) fail(`${namesFiles.join(' / ')} no longer define "${name}", which observability/ uses`);
   }
 }
 

@@ -5,12 +5,13 @@
 #   - pgbouncer, which test/pgbouncer.spec.ts starts on a port of its own;
 #   - chromium (Debian's), which test/admin-page.chromium.spec.ts drives headless through
 #     playwright-core (which downloads no browser of its own).
+#   - nats-server, which the outbox relay suites start (with JetStream) on ports of their own.
 # Installed only where that can be done without asking: as root with apt-get (CI, a container, this
 # project's machines). Anywhere else it says what is missing and how to get it, and the suites that
 # need it fail with the same advice.
 #
-# The packages' postinsts would also start a Prometheus server and a PgBouncer (invoke-rc.d, or
-# deb-systemd-invoke under systemd) wherever init scripts may run; both obey policy-rc.d, so when the
+# The packages' postinsts would also start a Prometheus server, a PgBouncer and a NATS server (invoke-rc.d, or
+# deb-systemd-invoke under systemd) wherever init scripts may run; all obey policy-rc.d, so when the
 # machine has none, one that denies every start (exit 101, the Docker image convention) stands in for
 # the installs and is removed afterwards.
 set -euo pipefail
@@ -19,6 +20,7 @@ missing_packages=()
 command -v promtool >/dev/null || missing_packages+=(prometheus)
 command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || missing_packages+=(pgbouncer)
 [ -x /usr/bin/chromium ] || missing_packages+=(chromium)
+command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || missing_packages+=(nats-server)
 [ "${#missing_packages[@]}" -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then

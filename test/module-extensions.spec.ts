@@ -228,7 +228,7 @@ describe('NotificationsRetryModule extensions in every Nest provider form (real 
       'an unknown extension point',
       { clok: SystemClock },
       'extensions.clok',
-      /is not an extension point \(channelCatalog, distributedLock, clock, randomSource, alertSink\); got \[class SystemClock\]/,
+      /is not an extension point \(channelCatalog, distributedLock, clock, randomSource, alertSink, outboxPublisher\); got \[class SystemClock\]/,
     ],
     ['extensions that are not an object', 'clock', 'extensions', /must be an object.*got "clock"/],
   ])('refuses %s, naming the option and the value', (_case, extensions, option, shown) => {

@@ -121,7 +121,12 @@ export interface InstanceConfig {
   /** Where this process writes its metric dumps and spans. */
   readonly metricsFile: string;
   readonly spansFile: string;
+  /** The run's nats-server: the instances run the outbox relay with the NATS publisher. */
+  readonly natsUrl: string | null;
 }
+
+/** The JetStream stream the chaos run's relays publish to (captures the dispatched topic). */
+export const CHAOS_STREAM = 'CHAOS_DISPATCHED';
 
 export function readInstanceConfig(env: NodeJS.ProcessEnv): InstanceConfig {
   const raw = env[INSTANCE_CONFIG_ENV];

@@ -30,6 +30,7 @@ import { createRootLogger } from '../../apps/pin-notifications/src/logging/root-
 import { CallLedger } from './call-ledger';
 import {
   CHAOS_CHANNELS,
+  CHAOS_STREAM,
   CHAOS_WORKER,
   readInstanceConfig,
   type InstanceConfig,
@@ -87,6 +88,13 @@ async function main(): Promise<void> {
       AppModule.forRoot({
         databaseUrl: config.databaseUrl,
         demo: false,
+        // Every instance relays the outbox too: killed, stopped and cut off like the cycle.
+        outboxRelay: config.natsUrl
+          ? {
+              nats: { servers: [config.natsUrl], subjectPrefix: undefined, stream: CHAOS_STREAM },
+              retentionDays: 7,
+            }
+          : undefined,
         logger: rootLogger,
         retryWorker: {
           enabled: true,
@@ -100,6 +108,13 @@ async function main(): Promise<void> {
           settleMarginMs: CHAOS_WORKER.settleMarginMs,
           instanceId: config.instanceId,
           circuitBreaker: { resetTimeoutMs: 1_000, rollingWindowMs: 10_000 },
+          // Claims of a killed or stopped relay lapse within seconds, as the cycle's do here.
+          outboxRelay: {
+            pollIntervalMs: 500,
+            publishTimeoutMs: 3_000,
+            claimTtlMs: 6_000,
+            backoffMaxMs: 2_000,
+          },
         },
       }),
       chaosAdaptersModule(config),

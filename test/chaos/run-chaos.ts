@@ -14,8 +14,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { createScratchDatabase } from '../../src/database/scratch-database';
+import { addStream, consumeStream, startNatsServer } from '../support/nats-server';
 import { personalMarker } from '../support/personal-data';
-import { CHAOS_CHANNELS, CHAOS_LOCK_KEY, CHAOS_WORKER } from './chaos-config';
+import { CHAOS_CHANNELS, CHAOS_LOCK_KEY, CHAOS_STREAM, CHAOS_WORKER } from './chaos-config';
 import {
   installChaosSchema,
   insertChaosChannels,
@@ -28,6 +29,7 @@ import { checkInvariants, type DuplicateFigures, type InvariantResult } from './
 import { parseChaosOptions, type ChaosOptions } from './chaos-options';
 import { FAULT_SHARES, NON_RETRIABLE_CODES, seededRandom } from './fault-plan';
 import { InstanceSupervisor, type ChaosInstance } from './instance-supervisor';
+import { checkEveryEventPublishedOnce } from './outbox-invariants';
 import { scanForPersonalData, type ScanResult } from './personal-data-scan';
 
 export interface ChaosResult {
@@ -48,6 +50,8 @@ export interface ChaosResult {
 type EmbeddedModule = typeof import('../../src/database/embedded-postgres');
 
 const TICK_MS = 200;
+/** How long the run waits, once every row is final, for the relays to publish the last events. */
+const OUTBOX_DRAIN_CAP_MS = 30_000;
 const PROGRESS_EVERY_MS = 5_000;
 /** The first SIGSTOP waits this long, so that cycles have begun, then goes to the first live lease owner. */
 const FIRST_SIGSTOP_AFTER_MS = 1_500;
@@ -99,7 +103,11 @@ export async function runChaos(
       spreadMs: options.spreadMs,
     });
     log(`seeded ${seeded.length} notifications`);
-    return await chaos(options, db.url, client, seeded, log);
+    // The instances relay the outbox to a nats-server of the run's own (never the machine's 4222).
+    const nats = await startNatsServer();
+    cleanups.push(() => nats.stop());
+    await addStream(nats.url, CHAOS_STREAM, ['pin.notifications.dispatched.v1']);
+    return await chaos(options, db.url, nats.url, client, seeded, log);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
@@ -108,6 +116,7 @@ export async function runChaos(
 async function chaos(
   options: ChaosOptions,
   databaseUrl: string,
+  natsUrl: string,
   client: Client,
   seeded: readonly SeededRow[],
   log: (line: string) => void,
@@ -121,6 +130,7 @@ async function chaos(
       seed: options.seed,
       concurrency: options.concurrency,
       batchSize: options.batchSize,
+      natsUrl,
     },
   });
   const crashes: CrashEvent[] = [];
@@ -341,6 +351,24 @@ async function chaos(
     }
   }
 
+  // The last cycles' events go out within moments (the relay is woken by them); one whose relay
+  // was killed or stopped waits for its claim to lapse (6 s, chaos-instance.ts) first.
+  if (!timedOut) {
+    const drainDeadline = performance.now() + OUTBOX_DRAIN_CAP_MS;
+    let waiting = Number.POSITIVE_INFINITY;
+    while (performance.now() < drainDeadline) {
+      waiting = (
+        await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM notification_outbox
+            WHERE published_at IS NULL AND parked_at IS NULL`,
+        )
+      ).rows[0].n;
+      if (waiting === 0) break;
+      await sleep(TICK_MS);
+    }
+    log(`outbox: ${waiting === 0 ? 'drained' : `${waiting} events still unpublished`}`);
+  }
+
   // Stop: let restarts in progress settle, then SIGTERM every instance once it has started
   // (a process still booting has no shutdown hooks yet) and expect exit 0.
   stopping = true;
@@ -385,7 +413,11 @@ async function chaos(
   });
   log('invariants checked; scanning for personal data');
   const scan = await scanForPersonalData(client, options.outDir, seeded);
-  const invariants = [...check.results, personalDataResult(scan)];
+  const outbox = await checkEveryEventPublishedOnce(
+    client,
+    await consumeStream(natsUrl, CHAOS_STREAM),
+  );
+  const invariants = [...check.results, outbox, personalDataResult(scan)];
 
   const figures = await collectFigures(client, {
     options,

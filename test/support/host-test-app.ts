@@ -10,6 +10,7 @@ import type {
   LogLevel,
   RetryWorkerOptions,
 } from '../../apps/pin-notifications/src/config/app-config';
+import type { OutboxRelayConfig } from '../../apps/pin-notifications/src/config/outbox-relay-config';
 import { createRootLogger } from '../../apps/pin-notifications/src/logging/root-logger';
 import { adaptersModule } from './retry-test-app';
 
@@ -22,6 +23,8 @@ export interface HostTestAppOptions {
   readonly logLevel?: LogLevel;
   /** The admin page: off unless a token or an AdminAccess provider is given. */
   readonly admin?: AdminModuleOptions;
+  /** The outbox relay as the environment would configure it; default off. */
+  readonly outboxRelay?: OutboxRelayConfig;
 }
 
 export interface HostTestApp {
@@ -54,6 +57,7 @@ export async function startHostApp(options: HostTestAppOptions): Promise<HostTes
         databaseUrl: options.databaseUrl,
         demo: false,
         retryWorker: options.retryWorker,
+        outboxRelay: options.outboxRelay,
         logger: createRootLogger(options.logLevel ?? 'info', destination),
         ...(options.admin ? { admin: options.admin } : {}),
       }),

@@ -1,6 +1,7 @@
 import type pino from 'pino';
 import type { AdminModuleOptions } from './admin/admin-settings';
 import type { RetryWorkerOptions } from './config/app-config';
+import type { OutboxRelayConfig } from './config/outbox-relay-config';
 
 /** What `AppModule.forRoot()` is built from; `main.ts` derives it from the environment. */
 export interface AppModuleOptions {
@@ -8,6 +9,8 @@ export interface AppModuleOptions {
   /** Set when this process started the database: called at shutdown, once its pool is closed. */
   readonly stopDatabase?: () => Promise<void>;
   readonly retryWorker: RetryWorkerOptions;
+  /** The outbox relay: NATS (null: off) and how long published rows are kept. Default off. */
+  readonly outboxRelay?: OutboxRelayConfig;
   /** Seed the demo rows at start, register the demo provider and turn the push stub on. */
   readonly demo: boolean;
   /** Root logger; default JSON on stdout at level info. */

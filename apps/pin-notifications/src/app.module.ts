@@ -6,11 +6,14 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import {
   createMigratedDataSource,
+  NatsJetStreamOutboxPublisher,
   NotificationsRetryModule,
+  type NotificationsRetryExtensions,
   type NotificationsRetryModuleOptions,
 } from '@pin/notifications-retry';
 import { AdminModule } from './admin/admin.module';
 import type { AppModuleOptions } from './app-module-options';
+import { DEFAULT_OUTBOX_RETENTION_DAYS } from './config/outbox-relay-config';
 import {
   EmbeddedDatabaseShutdown,
   STOP_EMBEDDED_DATABASE,
@@ -33,6 +36,32 @@ export class AppModule {
           stubProviders: { ...options.retryWorker.stubProviders, push: true },
         }
       : options.retryWorker;
+    // The relay runs where NATS is configured; without it the events stay in notification_outbox.
+    const relay = options.outboxRelay ?? {
+      nats: null,
+      retentionDays: DEFAULT_OUTBOX_RETENTION_DAYS,
+    };
+    const nats = relay.nats;
+    const extensions: NotificationsRetryExtensions = nats
+      ? {
+          outboxPublisher: {
+            useFactory: () =>
+              new NatsJetStreamOutboxPublisher({
+                servers: [...nats.servers],
+                subjectPrefix: nats.subjectPrefix,
+                stream: nats.stream,
+              }),
+          },
+        }
+      : {};
+    const relayOptions: NotificationsRetryModuleOptions = {
+      ...retryOptions,
+      outboxRelay: {
+        ...retryOptions.outboxRelay,
+        enabled: nats !== null,
+        retentionMs: relay.retentionDays * 86_400_000,
+      },
+    };
     const providers: Provider[] = [];
     if (options.stopDatabase) {
       providers.push(
@@ -71,7 +100,7 @@ export class AppModule {
           },
         }),
         // Global: /health reads the worker's own verdict from RetryCycleService.
-        NotificationsRetryModule.forRoot({ ...retryOptions, isGlobal: true }),
+        NotificationsRetryModule.forRoot({ ...relayOptions, isGlobal: true, extensions }),
         HealthModule,
         ...(options.demo ? [DemoModule] : []),
         ...(AdminModule.isEnabled(options.admin) ? [AdminModule.forRoot(options.admin ?? {})] : []),

@@ -39,6 +39,7 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
           databaseUrl: database.url,
           stopDatabase: database.embedded ? database.stop : undefined,
           retryWorker: config.retryWorker,
+          outboxRelay: config.outboxRelay,
           demo,
           logger: rootLogger,
           admin: { token: config.adminToken },
@@ -71,12 +72,37 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
       adminPage: config.adminToken !== null,
       retryWorkerEnabled: config.retryWorker.enabled ?? true,
     });
+    const nats = config.outboxRelay.nats;
+    if (nats) {
+      log.info({
+        msg: 'outbox-relay-on',
+        event: 'outbox-relay-on',
+        publisher: 'nats-jetstream',
+        servers: nats.servers.map(withoutPassword),
+        subjectPrefix: nats.subjectPrefix ?? null,
+        stream: nats.stream ?? null,
+        retentionDays: config.outboxRelay.retentionDays,
+      });
+    } else {
+      log.info({
+        msg: 'outbox-relay-off',
+        event: 'outbox-relay-off',
+        reason:
+          'NATS_URL is not set: pin.notifications.dispatched.v1 events stay in notification_outbox unpublished',
+      });
+    }
     return app;
   } catch (error) {
     await app?.close().catch(() => undefined);
     await database.stop();
     throw error;
   }
+}
+
+function withoutPassword(server: string): string {
+  const url = new URL(server);
+  if (url.password) url.password = '***';
+  return url.toString();
 }
 
 /** The last line of a start that failed: name, message and stack only (a driver error's other fields may hold query parameters). */

@@ -62,6 +62,19 @@ export {
 } from './outbox/notification-dispatched-event';
 export { NotificationStatus } from './notifications/notification-status';
 
+export { NotificationsOutboxRelay } from './outbox/notifications-outbox.relay';
+export type { OutboxRelayPass } from './outbox/outbox-relay-pass';
+export { OutboxRetention } from './outbox/outbox-retention';
+export { OutboxWakeUp } from './outbox/outbox-wake-up';
+export { OutboxPublisher, type OutboxPublishContext } from './outbox/outbox-publisher';
+export type { OutboxEvent } from './outbox/outbox-event';
+export type { OutboxPublishOutcome, OutboxPublishStatus } from './outbox/outbox-publish-outcome';
+export type { OutboxRelayOptions, ResolvedOutboxRelayOptions } from './outbox/outbox-relay-options';
+export { OutboxMetricName } from './outbox/outbox-metric-names';
+export { NatsJetStreamOutboxPublisher } from './outbox/nats/nats-jetstream-outbox-publisher';
+export type { NatsJetStreamPublisherOptions } from './outbox/nats/nats-jetstream-publisher-options';
+export { InvalidOutboxPublisherOptionsError } from './errors/invalid-outbox-publisher-options.error';
+
 export { notificationsRetryEntities, notificationsRetryMigrations } from './persistence';
 export {
   runMigrationsUnderLock,

@@ -25,10 +25,18 @@ import {
   NOTIFICATIONS_RETRY_MODULE_OPTIONS,
   RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
 } from './notifications-retry.module-definition';
-import type { NotificationsRetryModuleOptions } from './options/notifications-retry-options';
+import type {
+  NotificationsRetryModuleOptions,
+  ResolvedNotificationsRetryOptions,
+} from './options/notifications-retry-options';
 import { resolveOptions } from './options/resolve-options';
 import { RetryMetrics } from './observability/retry-metrics';
 import { RetryWorkerHealthIndicator } from './observability/retry-worker.health-indicator';
+import { NotificationsOutboxRelay } from './outbox/notifications-outbox.relay';
+import { OutboxRelayMetrics } from './outbox/outbox-relay-metrics';
+import { OutboxRelayRepository } from './outbox/outbox-relay.repository';
+import { OutboxRetention } from './outbox/outbox-retention';
+import { OutboxWakeUp } from './outbox/outbox-wake-up';
 import { OutboxWriter } from './outbox/outbox.writer';
 import { SqlRunner } from './persistence/sql-runner';
 import { PgClientErrorGuard } from './persistence/pg-client-error-guard';
@@ -83,6 +91,17 @@ const OPERATIONS = [
     SqlRunner,
     PreparedStatementMode,
     OutboxWriter,
+    OutboxWakeUp,
+    OutboxRelayRepository,
+    {
+      // Declared only where a relay runs: elsewhere its gauges would report a backlog nobody looked at.
+      provide: OutboxRelayMetrics,
+      useFactory: (options: ResolvedNotificationsRetryOptions) =>
+        options.outboxRelay.enabled ? new OutboxRelayMetrics(options.metrics.registry) : null,
+      inject: [RESOLVED_NOTIFICATIONS_RETRY_OPTIONS],
+    },
+    NotificationsOutboxRelay,
+    OutboxRetention,
     ChannelPacer,
     ProviderCallsInFlight,
     ChannelResolver,
@@ -106,6 +125,9 @@ const OPERATIONS = [
     RetryCycleService,
     RetryWorkerHealthIndicator,
     ProviderCircuitBreakers,
+    NotificationsOutboxRelay,
+    OutboxRetention,
+    OutboxWakeUp,
     RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
   ],
 })

@@ -16,6 +16,7 @@ describe('parseAppConfig', () => {
       seedDemoData: null,
       logLevel: 'info',
       adminToken: null,
+      outboxRelay: { nats: null, retentionDays: 7 },
     });
   });
 
@@ -31,6 +32,10 @@ describe('parseAppConfig', () => {
       SEED_DEMO_DATA: 'TRUE',
       LOG_LEVEL: 'debug',
       ADMIN_TOKEN: 'an-admin-token-of-enough-length',
+      NATS_URL: 'nats://relay:secret@nats-1:4222, nats://nats-2:4222',
+      NATS_SUBJECT_PREFIX: 'eu.pin',
+      NATS_STREAM: 'PIN_NOTIFICATIONS',
+      OUTBOX_RETENTION_DAYS: '30',
     });
     expect(config).toEqual({
       port: 8080,
@@ -45,6 +50,14 @@ describe('parseAppConfig', () => {
       seedDemoData: true,
       logLevel: 'debug',
       adminToken: 'an-admin-token-of-enough-length',
+      outboxRelay: {
+        nats: {
+          servers: ['nats://relay:secret@nats-1:4222', 'nats://nats-2:4222'],
+          subjectPrefix: 'eu.pin',
+          stream: 'PIN_NOTIFICATIONS',
+        },
+        retentionDays: 30,
+      },
     });
   });
 
@@ -56,6 +69,43 @@ describe('parseAppConfig', () => {
     );
     expect(parse).not.toThrow(/short-secret/);
   });
+
+  it.each([
+    [{ NATS_URL: 'http://nats:4222' }, 'NATS_URL', 'got "http://nats:4222/"'],
+    [{ NATS_URL: 'nats://u:secret@nats:4222/x' }, 'NATS_URL', 'got "nats://u:***@nats:4222/x"'],
+    [
+      { NATS_URL: 'nats://u:secret@nats:999999' },
+      'NATS_URL',
+      'not shown, it may contain a password',
+    ],
+    [
+      { NATS_URL: 'nats://nats:4222', NATS_SUBJECT_PREFIX: 'pin.>' },
+      'NATS_SUBJECT_PREFIX',
+      'got "pin.>"',
+    ],
+    [{ NATS_URL: 'nats://nats:4222', NATS_STREAM: 'a.b' }, 'NATS_STREAM', 'got "a.b"'],
+    [{ NATS_SUBJECT_PREFIX: 'pin' }, 'NATS_SUBJECT_PREFIX', 'is set but NATS_URL is not'],
+    [
+      { OUTBOX_RETENTION_DAYS: '0' },
+      'OUTBOX_RETENTION_DAYS',
+      'must be a number of days from 1 to 3650',
+    ],
+    [{ OUTBOX_RETENTION_DAYS: '7d' }, 'OUTBOX_RETENTION_DAYS', 'got "7d"'],
+  ])(
+    'refuses the outbox relay settings %j, naming the variable and never a password',
+    (env, variable, message) => {
+      let thrown: unknown;
+      try {
+        parseAppConfig(env);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(InvalidEnvironmentVariableError);
+      expect((thrown as InvalidEnvironmentVariableError).variable).toBe(variable);
+      expect((thrown as Error).message).toContain(message);
+      expect((thrown as Error).message).not.toContain('secret');
+    },
+  );
 
   it('treats empty variables as unset', () => {
     const config = parseAppConfig({

@@ -1,6 +1,7 @@
 import { validateCronExpression } from 'cron';
 import type { NotificationsRetryModuleOptions } from '@pin/notifications-retry';
 import { InvalidEnvironmentVariableError } from './invalid-environment-variable.error';
+import { parseOutboxRelayConfig, type OutboxRelayConfig } from './outbox-relay-config';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -18,6 +19,8 @@ export interface AppConfig {
   readonly logLevel: LogLevel;
   /** ADMIN_TOKEN: turns the admin page and API on (null: off unless the host provides AdminAccess). */
   readonly adminToken: string | null;
+  /** The outbox relay: on with the NATS JetStream publisher when NATS_URL is set. */
+  readonly outboxRelay: OutboxRelayConfig;
 }
 
 /** Long enough that guessing it over HTTP is hopeless. */
@@ -69,6 +72,7 @@ export function parseAppConfig(env: NodeJS.ProcessEnv): AppConfig {
     seedDemoData: parseBoolean(env, 'SEED_DEMO_DATA') ?? null,
     logLevel: logLevel as LogLevel,
     adminToken: parseAdminToken(env),
+    outboxRelay: parseOutboxRelayConfig((name) => read(env, name)),
   };
 }
 

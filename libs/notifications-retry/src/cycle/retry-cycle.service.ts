@@ -22,6 +22,7 @@ import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.mod
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { RetryWorkerHealth } from '../observability/retry-worker-health';
+import { OutboxWakeUp } from '../outbox/outbox-wake-up';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { PreparedStatementMode } from '../persistence/prepared-statement-mode';
@@ -116,6 +117,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly counts: RowCounts,
     private readonly reporter: CycleReporter,
     private readonly outbox: OutboxWriter,
+    private readonly outboxWakeUp: OutboxWakeUp,
     private readonly clock: Clock,
     private readonly random: RandomSource,
     private readonly circuits: ProviderCircuitBreakers,
@@ -484,8 +486,10 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         // The call is over: the claim goes back, so the lease's new owner need not wait for it.
         return await this.handBack(cycle, [row], 'lease-lost');
       }
-      if (result.kind === 'written' && isDueAt(settlement.transition, cycle.now)) {
-        cycle.dueAgain.add(row.id);
+      if (result.kind === 'written') {
+        // The relay of this process publishes the event now rather than at its next poll.
+        if (settlement.event) this.outboxWakeUp.eventsWritten();
+        if (isDueAt(settlement.transition, cycle.now)) cycle.dueAgain.add(row.id);
       }
       await this.reporter.written(cycle, channel, settlement, result);
       // No provider was called: nothing happened that the claim's lapse should hold back.

@@ -5,6 +5,7 @@ import { Clock } from '../clock/clock';
 import { RandomSource } from '../clock/random-source';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import { DistributedLock } from '../locking/distributed-lock';
+import { OutboxPublisher } from '../outbox/outbox-publisher';
 import type { NotificationsRetryExtensions } from './notifications-retry-extensions';
 
 interface ExtensionPoint {
@@ -39,6 +40,7 @@ const EXTENSION_POINTS: Readonly<Record<keyof NotificationsRetryExtensions, Exte
   clock: { token: Clock, methods: ['now'] },
   randomSource: { token: RandomSource, methods: ['next'] },
   alertSink: { token: AlertSink, methods: ['terminalFailure'] },
+  outboxPublisher: { token: OutboxPublisher, methods: ['publish'] },
 };
 
 const FORMS = ['useClass', 'useValue', 'useFactory', 'useExisting'] as const;

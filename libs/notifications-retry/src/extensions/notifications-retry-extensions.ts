@@ -3,6 +3,7 @@ import type { ChannelCatalog } from '../channels/channel-catalog';
 import type { Clock } from '../clock/clock';
 import type { RandomSource } from '../clock/random-source';
 import type { DistributedLock } from '../locking/distributed-lock';
+import type { OutboxPublisher } from '../outbox/outbox-publisher';
 import type { NotificationsRetryExtensionProvider } from './extension-provider';
 
 /** Replacements for the module's extension points, each in any Nest provider form. */
@@ -12,4 +13,6 @@ export interface NotificationsRetryExtensions {
   clock?: NotificationsRetryExtensionProvider<Clock>;
   randomSource?: NotificationsRetryExtensionProvider<RandomSource>;
   alertSink?: NotificationsRetryExtensionProvider<AlertSink>;
+  /** Where the outbox relay publishes (`outboxRelay.enabled` needs one); no default. */
+  outboxPublisher?: NotificationsRetryExtensionProvider<OutboxPublisher>;
 }

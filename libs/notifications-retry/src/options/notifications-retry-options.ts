@@ -1,4 +1,8 @@
 import type { Registry } from 'prom-client';
+import type {
+  OutboxRelayOptions,
+  ResolvedOutboxRelayOptions,
+} from '../outbox/outbox-relay-options';
 
 /** What a host passes to `NotificationsRetryModule.forRoot()` / `forRootAsync()`. */
 export interface NotificationsRetryModuleOptions {
@@ -61,6 +65,8 @@ export interface NotificationsRetryModuleOptions {
   circuitBreaker?: CircuitBreakerOptions;
   /** Where the metrics go and how many label values they may have. */
   metrics?: MetricsOptions;
+  /** The relay that publishes `notification_outbox` (off by default; see docs/outbox-relay.md). */
+  outboxRelay?: OutboxRelayOptions;
 }
 
 export interface MetricsOptions {
@@ -115,4 +121,5 @@ export interface ResolvedNotificationsRetryOptions {
   };
   readonly circuitBreaker: Readonly<Required<CircuitBreakerOptions>>;
   readonly metrics: Readonly<Required<MetricsOptions>>;
+  readonly outboxRelay: ResolvedOutboxRelayOptions;
 }

@@ -4,6 +4,7 @@ import { CronTime, validateCronExpression } from 'cron';
 import { register, type Registry } from 'prom-client';
 import { LEASE_SAFETY_MARGIN_MS } from '../cycle/channel-exclusions';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
+import { resolveOutboxRelayOptions } from '../outbox/resolve-outbox-relay-options';
 import type {
   CircuitBreakerOptions,
   NotificationsRetryModuleOptions,
@@ -37,6 +38,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'stubProviders',
   'circuitBreaker',
   'metrics',
+  'outboxRelay',
 ]);
 
 const CIRCUIT_BREAKER_OPTIONS = new Set<string>([
@@ -113,6 +115,7 @@ export function resolveOptions(
   const stubProviders = stubProvidersOption(options.stubProviders);
   const circuitBreaker = circuitBreakerOption(options.circuitBreaker);
   const metrics = metricsOption(options.metrics);
+  const outboxRelay = resolveOutboxRelayOptions(options.outboxRelay);
 
   return {
     enabled,
@@ -132,6 +135,7 @@ export function resolveOptions(
     stubProviders,
     circuitBreaker,
     metrics,
+    outboxRelay,
   };
 }
 

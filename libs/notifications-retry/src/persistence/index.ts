@@ -1,5 +1,6 @@
 import { DistributedLockEntity } from './distributed-lock.entity';
 import { CreateNotificationsRetrySchema1796083200000 } from './migrations/1796083200000-create-notifications-retry-schema';
+import { OutboxRelayClaims1796169700000 } from './migrations/1796169700000-outbox-relay-claims';
 import { NotificationChannelEntity } from './notification-channel.entity';
 import { CreateOperationsTables1796169600000 } from './migrations/1796169600000-create-operations-tables';
 import { NotificationChannelPauseEntity } from './notification-channel-pause.entity';
@@ -23,4 +24,5 @@ export const notificationsRetryEntities = [
 export const notificationsRetryMigrations = [
   CreateNotificationsRetrySchema1796083200000,
   CreateOperationsTables1796169600000,
+  OutboxRelayClaims1796169700000,
 ];

@@ -24,7 +24,30 @@ export class NotificationOutboxEntity {
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;
 
-  /** Set by the relay that drains the outbox, not by this worker. */
+  /** Set by the relay once the broker acknowledged the event. */
   @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
   publishedAt!: Date | null;
+
+  /** Relay claims so far. */
+  @Column({ type: 'integer', default: 0 })
+  attempts!: number;
+
+  /** After a retriable failure: not claimed again before this. */
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt!: Date | null;
+
+  /** Set while a relay publishes the row; its outcome write must match it. */
+  @Column({ name: 'claim_token', type: 'uuid', nullable: true })
+  claimToken!: string | null;
+
+  @Column({ name: 'claim_expires_at', type: 'timestamptz', nullable: true })
+  claimExpiresAt!: Date | null;
+
+  /** A permanent failure: left for an operator. */
+  @Column({ name: 'parked_at', type: 'timestamptz', nullable: true })
+  parkedAt!: Date | null;
+
+  /** The publisher's reason for the last failure (never the payload). */
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError!: string | null;
 }

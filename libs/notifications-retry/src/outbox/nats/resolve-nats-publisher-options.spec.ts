@@ -1,0 +1,57 @@
+import { InvalidOutboxPublisherOptionsError } from '../../errors/invalid-outbox-publisher-options.error';
+import { NatsJetStreamOutboxPublisher } from './nats-jetstream-outbox-publisher';
+import { resolveNatsPublisherOptions } from './resolve-nats-publisher-options';
+
+describe('NatsJetStreamOutboxPublisher options', () => {
+  it('takes one URL, a comma-separated list or an array, and builds subjects from the prefix', () => {
+    expect(
+      resolveNatsPublisherOptions({ servers: 'nats://a:4222, nats://b:4222' }).servers,
+    ).toEqual(['nats://a:4222', 'nats://b:4222']);
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: ['tls://n:4443'],
+      subjectPrefix: 'eu.pin',
+    });
+    expect(publisher.subjectFor('pin.notifications.dispatched.v1')).toBe(
+      'eu.pin.pin.notifications.dispatched.v1',
+    );
+    expect(new NatsJetStreamOutboxPublisher({ servers: 'nats://n' }).subjectFor('a.b')).toBe('a.b');
+  });
+
+  it.each([
+    [
+      { servers: 'http://n:4222' },
+      'servers',
+      'must hold nats:// or tls:// URLs (not http://); got "http://n:4222/"',
+    ],
+    [
+      { servers: 'not a url' },
+      'servers',
+      'got a value that is not a URL (not shown, it may contain a password)',
+    ],
+    [{ servers: 'nats://user:secret@n:99999' }, 'servers', 'not shown, it may contain a password'],
+    [{ servers: 'nats://user:secret@n:4222/path' }, 'servers', 'got "nats://user:***@n:4222/path"'],
+    [{ servers: [] }, 'servers', 'must be a nats:// URL or a non-empty list of them'],
+    [{ servers: 'nats://n', subjectPrefix: 'pin.*' }, 'subjectPrefix', 'no wildcards'],
+    [{ servers: 'nats://n', subjectPrefix: 'pin..eu' }, 'subjectPrefix', 'got "pin..eu"'],
+    [{ servers: 'nats://n', subjectPrefix: 'pin ' }, 'subjectPrefix', 'got "pin "'],
+    [{ servers: 'nats://n', stream: 'a.b' }, 'stream', 'must be a JetStream stream name'],
+    [
+      { servers: 'nats://n', ackTimeoutMs: 0 },
+      'ackTimeoutMs',
+      'must be an integer from 1 to 600000; got 0',
+    ],
+    [{ servers: 'nats://n', subject: 'x' }, 'subject', 'is not a known option (a typo?)'],
+  ])('refuses %j naming the option, never a password', (options, option, message) => {
+    let thrown: unknown;
+    try {
+      new NatsJetStreamOutboxPublisher(options);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InvalidOutboxPublisherOptionsError);
+    expect((thrown as InvalidOutboxPublisherOptionsError).option).toBe(option);
+    expect((thrown as Error).message).toContain(`NatsJetStreamOutboxPublisher option "${option}"`);
+    expect((thrown as Error).message).toContain(message);
+    expect((thrown as Error).message).not.toContain('secret');
+  });
+});
