@@ -17,7 +17,8 @@ describe('chaos run (reduced size)', () => {
   const options: ChaosOptions = {
     ...FULL_RUN,
     rows: 600,
-    maxDurationS: 90,
+    // Room for a loaded machine: the run stops as soon as every row is final.
+    maxDurationS: 180,
     killEveryMs: 4_000,
     terminateEveryMs: 2_500,
     sigterms: 1,
@@ -31,7 +32,7 @@ describe('chaos run (reduced size)', () => {
 
   beforeAll(async () => {
     result = await runChaos(options, () => undefined, testServerUrl());
-  }, 150_000);
+  }, 260_000);
 
   afterAll(() => {
     // Kept for inspection when something failed.
