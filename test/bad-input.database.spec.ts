@@ -132,9 +132,10 @@ describe('bad input: database errors (real PostgreSQL)', () => {
 
     await ds.query(`DROP TRIGGER bad_input_trigger ON notifications`);
     // Its claim lapses (by the database's clock, a day ahead of the test's), and its backoff ends.
-    await ds.query(`UPDATE notifications SET claim_token = NULL, claim_expires_at = NULL WHERE id = $1`, [
-      doomed,
-    ]);
+    await ds.query(
+      `UPDATE notifications SET claim_token = NULL, claim_expires_at = NULL WHERE id = $1`,
+      [doomed],
+    );
     app.clock.advance(24 * 3_600_000); // past any backoff
     completed(await app.cycles.runCycle());
     await expectSentWithOneEvent(doomed);

@@ -41,7 +41,9 @@ describe('claim query plan (real PostgreSQL, EXPLAIN ANALYZE of the compiled sta
 
   it('locks with FOR UPDATE SKIP LOCKED (TypeORM pessimistic_write + skip_locked) and stamps the claim', () => {
     expect(claim.sql).toContain('FOR UPDATE SKIP LOCKED');
-    expect(claim.sql).toMatch(/SET "claim_token" = \$\d+::uuid, "claim_expires_at" = statement_timestamp\(\)/);
+    expect(claim.sql).toMatch(
+      /SET "claim_token" = \$\d+::uuid, "claim_expires_at" = statement_timestamp\(\)/,
+    );
     expect(claim.plan).toContain('LockRows');
     expect(claim.plan).toMatch(/Update on notifications/);
   });

@@ -191,7 +191,9 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
   });
 
   it('starts with far more calls in flight than pooled connections: calls hold none', async () => {
-    await expect(boot({ concurrency: 2_000 }, [ScriptedProviderAdapter], 4)).resolves.toBeUndefined();
+    await expect(
+      boot({ concurrency: 2_000 }, [ScriptedProviderAdapter], 4),
+    ).resolves.toBeUndefined();
   });
 
   it('fails start-up when an enabled channel names a provider key no adapter serves', async () => {

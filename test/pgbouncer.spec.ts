@@ -107,7 +107,10 @@ describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL
 
       const cycles = await runCyclesUntilIdle(app, 10);
 
-      const errors = [...app.logs.events('item-error'), ...app.logs.events('item-outcome-unrecorded')];
+      const errors = [
+        ...app.logs.events('item-error'),
+        ...app.logs.events('item-outcome-unrecorded'),
+      ];
       expect(errors.map((e) => e.error)).toEqual([]);
       expect(await statusCounts(direct)).toEqual({ Sent: ROWS });
       expect(new Set(app.provider.calls.map((c) => c.message.id))).toEqual(new Set(ids));

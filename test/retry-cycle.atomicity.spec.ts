@@ -304,6 +304,8 @@ describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
       claim_token: null,
     });
     expect(await outboxEvents(ds)).toHaveLength(0);
-    expect(app.logs.events('claim-lost')).toEqual([expect.objectContaining({ notificationId: id })]);
+    expect(app.logs.events('claim-lost')).toEqual([
+      expect.objectContaining({ notificationId: id }),
+    ]);
   });
 });

@@ -1,6 +1,11 @@
 import type { DataSource } from 'typeorm';
 import { completed } from './support/cycle-reports';
-import { insertChannel, insertNotification, minutesAgo, readNotification } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  minutesAgo,
+  readNotification,
+} from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
@@ -42,14 +47,19 @@ describe('an excluded backlog and a strict statement_timeout (real PostgreSQL)',
   });
 
   it('delivers the healthy channel every cycle and reports the excluded rows capped, or not at all', async () => {
-    const [{ statement_timeout: timeout }] = await app.dataSource.query<
-      Array<{ statement_timeout: string }>
-    >('SHOW statement_timeout');
+    const [{ statement_timeout: timeout }] =
+      await app.dataSource.query<Array<{ statement_timeout: string }>>('SHOW statement_timeout');
     expect(timeout).toBe('200ms');
     for (let cycle = 0; cycle < 3; cycle++) {
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        ids.push(await insertNotification(setup, { status: 'Failed', attempts: 1, nextAttemptAt: minutesAgo(new Date(), 1) }));
+        ids.push(
+          await insertNotification(setup, {
+            status: 'Failed',
+            attempts: 1,
+            nextAttemptAt: minutesAgo(new Date(), 1),
+          }),
+        );
       }
       const report = completed(await app.cycles.runCycle());
 
@@ -58,8 +68,12 @@ describe('an excluded backlog and a strict statement_timeout (real PostgreSQL)',
       const push = report.excludedChannels.find((c) => c.channel === 'push');
       const countFailed = app.logs.events('row-count-failed').length > 0;
       // Either the capped count came back, or it timed out and was logged; the cycle went on.
-      if (!countFailed) expect(push).toEqual({ channel: 'push', reason: 'disabled', dueRows: ROW_COUNT_CAP });
-      else expect(app.logs.events('row-count-failed')[0]).toMatchObject({ error: expect.stringContaining('statement timeout') });
+      if (!countFailed)
+        expect(push).toEqual({ channel: 'push', reason: 'disabled', dueRows: ROW_COUNT_CAP });
+      else
+        expect(app.logs.events('row-count-failed')[0]).toMatchObject({
+          error: expect.stringContaining('statement timeout'),
+        });
     }
     // None of the excluded rows was touched.
     const [{ claimed }] = await setup.query<Array<{ claimed: number }>>(

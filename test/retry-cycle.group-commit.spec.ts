@@ -13,7 +13,13 @@ async function settleGroups(run: () => Promise<unknown>): Promise<number[]> {
     await run();
     return spy.mock.calls
       .map(([config]: unknown[]) => config as QueryConfig)
-      .filter((config) => typeof config === 'object' && /nr_settle_rows|UPDATE "notifications" AS n\s+SET "status"/.test(`${config.name ?? ''} ${config.text}`))
+      .filter(
+        (config) =>
+          typeof config === 'object' &&
+          /nr_settle_rows|UPDATE "notifications" AS n\s+SET "status"/.test(
+            `${config.name ?? ''} ${config.text}`,
+          ),
+      )
       .map((config) => (config.values?.find(Array.isArray) as unknown[] | undefined)?.length ?? 0);
   } finally {
     spy.mockRestore();

@@ -1,6 +1,11 @@
 import { Clock } from '@pin/notifications-retry';
 import { completed } from './support/cycle-reports';
-import { insertChannel, insertNotification, readNotification, resetTables } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  readNotification,
+  resetTables,
+} from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 
@@ -38,7 +43,12 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
 
   async function quietHoursRow(app: RetryTestApp): Promise<{ id: string; databaseNow: Date }> {
     await resetTables(app.dataSource);
-    await insertChannel(app.dataSource, { key: 'email', backoffKind: 'Fixed', backoffBaseMs: 60_000, backoffJitter: false });
+    await insertChannel(app.dataSource, {
+      key: 'email',
+      backoffKind: 'Fixed',
+      backoffBaseMs: 60_000,
+      backoffJitter: false,
+    });
     const [{ now }] = await app.dataSource.query<Array<{ now: Date }>>('SELECT now()');
     // Quiet hours end in one minute, by the database's clock.
     const id = await insertNotification(app.dataSource, {
@@ -70,10 +80,10 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
     const app = await createRetryTestApp({ url: db.url, clock: 'database' });
     apps.push(app);
     const { id, databaseNow } = await quietHoursRow(app);
-    await app.dataSource.query(`UPDATE notifications SET status = 'Failed', next_attempt_at = $2, scheduled_at = NULL WHERE id = $1`, [
-      id,
-      new Date(databaseNow.getTime() - 1_000),
-    ]);
+    await app.dataSource.query(
+      `UPDATE notifications SET status = 'Failed', next_attempt_at = $2, scheduled_at = NULL WHERE id = $1`,
+      [id, new Date(databaseNow.getTime() - 1_000)],
+    );
     app.provider.respondWith(() => {
       throw new Error('provider down');
     });

@@ -1,7 +1,12 @@
 import type { DataSource } from 'typeorm';
 import { startChildHost, type ChildHost } from './support/child-host';
 import { completed } from './support/cycle-reports';
-import { insertChannel, insertNotification, outboxEvents, readNotification } from './support/fixtures';
+import {
+  insertChannel,
+  insertNotification,
+  outboxEvents,
+  readNotification,
+} from './support/fixtures';
 import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { ScriptedProviderAdapter, scriptedAdapterFor } from './support/scripted-provider-adapter';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';

@@ -15,7 +15,12 @@ const LEASE_TTL_MS = 6_500;
 describe('a starved pool and the lease (real PostgreSQL)', () => {
   const t = useRetryTestApp({
     poolSize: 3,
-    options: { concurrency: 2, lockTtlMs: LEASE_TTL_MS, maxCycleDurationMs: 1_000, settleMarginMs: 0 },
+    options: {
+      concurrency: 2,
+      lockTtlMs: LEASE_TTL_MS,
+      maxCycleDurationMs: 1_000,
+      settleMarginMs: 0,
+    },
     channels: [{ key: 'email', timeoutMs: 300 }],
   });
 
@@ -47,7 +52,8 @@ describe('a starved pool and the lease (real PostgreSQL)', () => {
     ]);
     // Every call started well inside the lease; none after the pool was taken.
     expect(t.app.provider.calls).toHaveLength(2);
-    for (const call of t.app.provider.calls) expect(call.startedAt - started).toBeLessThan(LEASE_TTL_MS);
+    for (const call of t.app.provider.calls)
+      expect(call.startedAt - started).toBeLessThan(LEASE_TTL_MS);
     // Nothing written; the rows not yet called were handed back or never claimed.
     for (const [i, id] of ids.entries()) {
       const row = await readNotification(t.ds, id);

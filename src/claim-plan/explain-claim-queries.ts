@@ -60,7 +60,10 @@ export async function explainClaimQueries(
     ],
     [
       `due rows of the channels left out (capped at ${ROW_COUNT_CAP} per channel)`,
-      { sql: waiting.text, parameters: waiting.values({ claimed: channels, now, cap: ROW_COUNT_CAP }) },
+      {
+        sql: waiting.text,
+        parameters: waiting.values({ claimed: channels, now, cap: ROW_COUNT_CAP }),
+      },
     ],
     [
       `failed backlog (capped at ${ROW_COUNT_CAP} per channel)`,
@@ -82,7 +85,11 @@ export async function explainClaimQueries(
   return explained;
 }
 
-async function explain(dataSource: DataSource, name: string, query: Query): Promise<ExplainedQuery> {
+async function explain(
+  dataSource: DataSource,
+  name: string,
+  query: Query,
+): Promise<ExplainedQuery> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   await runner.startTransaction();

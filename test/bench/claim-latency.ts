@@ -83,10 +83,17 @@ export async function measureClaimLatency(
   await vacuum(client, ['notifications']);
 
   // Metadata only: the statements are compiled from the entities as the cycle compiles them.
-  const dataSource = new DataSource({ type: 'postgres', url, entities: notificationsRetryEntities });
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    entities: notificationsRetryEntities,
+  });
   await dataSource.initialize();
   try {
-    const claim = compileClaimDueRows(dataSource, { sql: leaseFenceSql(dataSource), params: () => [] });
+    const claim = compileClaimDueRows(dataSource, {
+      sql: leaseFenceSql(dataSource),
+      params: () => [],
+    });
     const waiting = compileCountWaitingRows(dataSource);
     const backlog = compileCountFailedBacklog(dataSource);
     const time = async (calls: number, work: () => Promise<unknown>): Promise<number[]> => {
@@ -126,8 +133,13 @@ export async function measureClaimLatency(
           claimValues(),
         );
         const plan = rows[0]['QUERY PLAN'][0].Plan;
-        const scans = planNodes(plan).filter((node) => node['Index Name'] === 'notifications_due_idx');
-        return { scan: scans.reduce((sum, node) => sum + sharedBuffers(node), 0), total: sharedBuffers(plan) };
+        const scans = planNodes(plan).filter(
+          (node) => node['Index Name'] === 'notifications_due_idx',
+        );
+        return {
+          scan: scans.reduce((sum, node) => sum + sharedBuffers(node), 0),
+          total: sharedBuffers(plan),
+        };
       } finally {
         await client.query('ROLLBACK');
       }
@@ -143,7 +155,8 @@ export async function measureClaimLatency(
           values: claimValues(),
         });
         const ms = performance.now() - started;
-        if (rowCount !== BATCH) throw new Error(`the claim returned ${rowCount} rows, not ${BATCH}`);
+        if (rowCount !== BATCH)
+          throw new Error(`the claim returned ${rowCount} rows, not ${BATCH}`);
         return ms;
       } finally {
         await client.query('ROLLBACK');
@@ -154,7 +167,10 @@ export async function measureClaimLatency(
     for (let i = 0; i < CLAIM_CALLS; i++) claims.push(await claimOnce());
     const buffers = await claimBuffers();
     const waitingCounts = await time(COUNT_CALLS, () =>
-      client.query(waiting.text, waiting.values({ claimed: [BENCH_CHANNEL], now: new Date(), cap: ROW_COUNT_CAP })),
+      client.query(
+        waiting.text,
+        waiting.values({ claimed: [BENCH_CHANNEL], now: new Date(), cap: ROW_COUNT_CAP }),
+      ),
     );
     const backlogCounts = await time(COUNT_CALLS, () =>
       client.query(backlog.text, backlog.values({ cap: ROW_COUNT_CAP })),

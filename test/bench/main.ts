@@ -196,7 +196,9 @@ async function drainForMemory(
   ours: OursSystem,
 ): Promise<MemoryFigures> {
   const concurrency = ours.callsInFlight;
-  progress(`memory: draining all ${options.rows} rows, concurrency ${concurrency}, 0 ms, in a child process`);
+  progress(
+    `memory: draining all ${options.rows} rows, concurrency ${concurrency}, 0 ms, in a child process`,
+  );
   const { stdout } = await execFileAsync(
     process.execPath,
     [

@@ -124,8 +124,8 @@ export async function startOurCycleApp(options: OurCycleAppOptions): Promise<Our
     abortOnError: false,
   }).catch(async (error: unknown) => {
     // A check may reject the configuration while the DataSource is still connecting: wait for it.
-    await (initializing)?.catch(() => undefined);
-    if ((opened)?.isInitialized) await (opened)?.destroy();
+    await initializing?.catch(() => undefined);
+    if (opened?.isInitialized) await opened?.destroy();
     throw error;
   });
   const dataSource = app.get(DataSource);

@@ -198,7 +198,7 @@ function claimTable({ claim }: BenchResults): string[] {
   const lines = [
     `### Claim latency (the claim statement of ${BATCH_SIZE} rows, wall clock with the round trip)`,
     '',
-    '| due rows | claim median | claim p95 | buffers: the scan / the whole claim | off the claim path: excluded channels\' due rows (capped count) median | failed backlog (capped count) median |',
+    "| due rows | claim median | claim p95 | buffers: the scan / the whole claim | off the claim path: excluded channels' due rows (capped count) median | failed backlog (capped count) median |",
     '|---|---:|---:|---:|---:|---:|',
   ];
   const label = (c: ClaimLatency): string =>

@@ -77,4 +77,3 @@ export function startChildHost(databaseUrl: string, env: Record<string, string>)
     },
   };
 }
-

@@ -83,7 +83,9 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
       adaptersModule(config.adapters ?? [ScriptedProviderAdapter]),
     ],
   });
-  const builder = (config.clock === 'database' ? testing : testing.overrideProvider(Clock).useValue(clock))
+  const builder = (
+    config.clock === 'database' ? testing : testing.overrideProvider(Clock).useValue(clock)
+  )
     .overrideProvider(AlertSink)
     .useValue(alerts)
     .overrideProvider(RandomSource)
@@ -173,8 +175,11 @@ export function useRetryTestApp(
   });
   beforeEach(async () => {
     await bundle.app.reset();
-    bundle.app.provider?.respondWith((message) => ({ providerMessageId: `scripted-${message.id}` }));
-    for (const channel of config.channels ?? [{ key: 'email' }]) await insertChannel(bundle.ds, channel);
+    bundle.app.provider?.respondWith((message) => ({
+      providerMessageId: `scripted-${message.id}`,
+    }));
+    for (const channel of config.channels ?? [{ key: 'email' }])
+      await insertChannel(bundle.ds, channel);
   });
   afterAll(async () => {
     await app?.close();

@@ -49,7 +49,8 @@ export function parseAppConfig(env: NodeJS.ProcessEnv): AppConfig {
     );
   }
   const batchSize = parseInteger(env, 'RETRY_BATCH_SIZE', 1, 10_000);
-  const concurrency = parseInteger(env, 'RETRY_CONCURRENCY', 1, 10_000) ?? DEFAULT_RETRY_CONCURRENCY;
+  const concurrency =
+    parseInteger(env, 'RETRY_CONCURRENCY', 1, 10_000) ?? DEFAULT_RETRY_CONCURRENCY;
   const logLevel = read(env, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new InvalidEnvironmentVariableError(

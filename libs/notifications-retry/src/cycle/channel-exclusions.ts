@@ -64,7 +64,8 @@ export function channelExclusions(
     all.set(channel, { channel, reason, dueRows: dueRows.get(channel) ?? 0 });
   }
   for (const { channel, rows } of due) {
-    if (!all.has(channel) && rows > 0) all.set(channel, { channel, reason: 'not-configured', dueRows: rows });
+    if (!all.has(channel) && rows > 0)
+      all.set(channel, { channel, reason: 'not-configured', dueRows: rows });
   }
 
   const waiting = due

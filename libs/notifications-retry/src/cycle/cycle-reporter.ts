@@ -38,10 +38,22 @@ export class CycleReporter {
 
   skipped(runId: string, correlationId: string, reason: string, lockKey: string): void {
     if (reason === 'lease-held') {
-      this.logger.log({ msg: 'lease-not-acquired', event: 'lease-not-acquired', lockKey, runId, correlationId });
+      this.logger.log({
+        msg: 'lease-not-acquired',
+        event: 'lease-not-acquired',
+        lockKey,
+        runId,
+        correlationId,
+      });
       return;
     }
-    this.logger.log({ msg: 'retry-cycle-skipped', event: 'retry-cycle-skipped', reason, runId, correlationId });
+    this.logger.log({
+      msg: 'retry-cycle-skipped',
+      event: 'retry-cycle-skipped',
+      reason,
+      runId,
+      correlationId,
+    });
   }
 
   claimed(cycle: CycleState, durationMs: number, rows: readonly ClaimedRow[]): void {
@@ -88,7 +100,12 @@ export class CycleReporter {
       case 'claim-lost':
         cycle.counts.claimsLost++;
         this.metrics.claimLost(row.channel);
-        this.logger.warn({ ...fields, msg: 'claim-lost', event: 'claim-lost', note: 'the claim no longer matched: nothing written' });
+        this.logger.warn({
+          ...fields,
+          msg: 'claim-lost',
+          event: 'claim-lost',
+          note: 'the claim no longer matched: nothing written',
+        });
         return;
       case 'not-written':
       case 'held':
@@ -103,7 +120,9 @@ export class CycleReporter {
             ? {
                 attempts: result.hold.attempts,
                 errorCode: result.hold.lastErrorCode,
-                nextAttemptAt: (result.hold.nextAttemptAt ?? result.hold.scheduledAt)?.toISOString(),
+                nextAttemptAt: (
+                  result.hold.nextAttemptAt ?? result.hold.scheduledAt
+                )?.toISOString(),
               }
             : {}),
           error: errorText(result.error),
@@ -119,7 +138,12 @@ export class CycleReporter {
     cycle.counts.processed++;
     cycle.counts[transition.result]++;
     this.metrics.itemProcessed(transition.result, row.channel, providerKey, lagMs);
-    const line = { ...fields, attempts: transition.attempts, errorCode: transition.lastErrorCode, lagMs };
+    const line = {
+      ...fields,
+      attempts: transition.attempts,
+      errorCode: transition.lastErrorCode,
+      lagMs,
+    };
     switch (transition.result) {
       case 'sent':
         this.logger.log({ ...line, msg: 'item-sent', event: 'item-sent' });
@@ -142,7 +166,14 @@ export class CycleReporter {
         return;
       case 'terminal':
         this.logger.error({ ...line, msg: 'item-failed-terminal', event: 'item-failed-terminal' });
-        await this.alert(cycle, row, providerKey, transition.attempts, transition.lastErrorCode, line);
+        await this.alert(
+          cycle,
+          row,
+          providerKey,
+          transition.attempts,
+          transition.lastErrorCode,
+          line,
+        );
         return;
     }
   }
@@ -150,7 +181,13 @@ export class CycleReporter {
   released(cycle: CycleState, rows: number, reason: string): void {
     if (rows === 0) return;
     cycle.counts.skipped += rows;
-    this.logger.log({ ...this.ids(cycle), msg: 'claims-released', event: 'claims-released', rows, reason });
+    this.logger.log({
+      ...this.ids(cycle),
+      msg: 'claims-released',
+      event: 'claims-released',
+      rows,
+      reason,
+    });
   }
 
   releaseFailed(cycle: CycleState, rows: number, error: unknown): void {
@@ -260,7 +297,12 @@ export class CycleReporter {
         correlationId: cycle.correlationId,
       });
     } catch (error) {
-      this.logger.error({ ...line, msg: 'alert-sink-failed', event: 'alert-sink-failed', error: errorText(error) });
+      this.logger.error({
+        ...line,
+        msg: 'alert-sink-failed',
+        event: 'alert-sink-failed',
+        error: errorText(error),
+      });
     }
   }
 

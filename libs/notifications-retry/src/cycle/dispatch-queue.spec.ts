@@ -22,7 +22,11 @@ function channel(key: string, overrides: Partial<ChannelConfig> = {}): ChannelCo
 }
 
 const at = (ms: number): Date => new Date(1_800_000_000_000 + ms);
-const row = (id: string, key: string, dueMs: number): Row => ({ id, channel: key, dueAt: at(dueMs) });
+const row = (id: string, key: string, dueMs: number): Row => ({
+  id,
+  channel: key,
+  dueAt: at(dueMs),
+});
 
 function queue(
   channels: ChannelConfig[],

@@ -157,7 +157,8 @@ export class OutcomeWriter {
       if (!row?.leased) return this.lose('fence-refused');
       return { kind: 'run', settled: new Set(row.settled) };
     } catch (error) {
-      if (error instanceof ConnectionWaitTimeoutError) return this.lose('no-connection-before-lease-end');
+      if (error instanceof ConnectionWaitTimeoutError)
+        return this.lose('no-connection-before-lease-end');
       throw error;
     }
   }

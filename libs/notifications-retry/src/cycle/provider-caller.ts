@@ -49,7 +49,11 @@ export class ProviderCaller {
 
   async call(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel): Promise<CallResult> {
     if (row.attempts >= channel.config.maxAttempts) {
-      return { outcome: { kind: 'exhausted' }, traceparent: undefined, decidedAt: performance.now() };
+      return {
+        outcome: { kind: 'exhausted' },
+        traceparent: undefined,
+        decidedAt: performance.now(),
+      };
     }
     const span = this.tracer.startSpan(
       'notifications.retry.provider.send',

@@ -264,7 +264,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     );
     if (!lease) return this.leaseHeld(runId, correlationId, started);
     // A host's clock given as a plain value may lack the hook: it keeps its own time then.
-    if (lease.acquiredAt) (this.clock as Partial<Clock>).observeDatabaseTime?.call(this.clock, lease.acquiredAt);
+    if (lease.acquiredAt)
+      (this.clock as Partial<Clock>).observeDatabaseTime?.call(this.clock, lease.acquiredAt);
     const cycle = this.begin(runId, correlationId, lease, options.now ?? this.clock.now(), started);
 
     const onHardStop = (): void => cycle.interrupt.abort(this.hardStop.signal.reason);
@@ -334,7 +335,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * slot when its outcome is written. Rows claimed but not started when the
    * cycle stops are handed back.
    */
-  private async work(cycle: CycleState, channels: ResolvedChannels, stop: AbortSignal): Promise<void> {
+  private async work(
+    cycle: CycleState,
+    channels: ResolvedChannels,
+    stop: AbortSignal,
+  ): Promise<void> {
     const queue = new DispatchQueue<ClaimedRow>(
       new Map([...channels.eligible].map(([key, channel]) => [key, channel.config])),
       this.pacer,
@@ -462,7 +467,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * One row's call and outcome. Never throws: an unexpected error is logged
    * and the row's claim lapses, which makes it due again.
    */
-  private async runRow(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel): Promise<void> {
+  private async runRow(
+    cycle: CycleState,
+    row: ClaimedRow,
+    channel: EligibleChannel,
+  ): Promise<void> {
     try {
       // A row that waited in the queue so long that its call's timeout would outlast the claim goes
       // back (a wait shorter than that only shortens how long a late answer is awaited).
@@ -493,14 +502,19 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       }
       await this.reporter.written(cycle, channel, settlement, result);
       // No provider was called: nothing happened that the claim's lapse should hold back.
-      if (result.kind === 'not-written' && !settlement.hold) await this.handBack(cycle, [row], 'not-written');
+      if (result.kind === 'not-written' && !settlement.hold)
+        await this.handBack(cycle, [row], 'not-written');
     } catch (error) {
       this.reporter.rowError(cycle, row, error);
     }
   }
 
   /** Hands claimed rows back untouched; if that fails, their claims lapse instead. */
-  private async handBack(cycle: CycleState, rows: readonly ClaimedRow[], reason: string): Promise<void> {
+  private async handBack(
+    cycle: CycleState,
+    rows: readonly ClaimedRow[],
+    reason: string,
+  ): Promise<void> {
     if (rows.length === 0) return;
     // Not claimed again by this cycle: whatever sent it back would most likely do so again.
     for (const row of rows) cycle.dueAgain.add(row.id);
@@ -526,7 +540,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     // The channels that deliver first: with more channels than label values, they keep their own
     // series and the excluded ones are the ones summed under _other.
     for (const { config } of channels.eligible.values()) {
-      this.metrics.channelActive(config.key, config.providerKey, this.circuits.state(config.providerKey));
+      this.metrics.channelActive(
+        config.key,
+        config.providerKey,
+        this.circuits.state(config.providerKey),
+      );
     }
     if (waiting) this.reporter.exclusions(cycle, exclusions);
     this.misconfiguredChannels = exclusions.misconfigured;

@@ -160,7 +160,7 @@ export class RetryMetrics {
     });
     this.settleDuration = histogram({
       name: M.settleDuration,
-      help: "Per row, from its outcome being known to its write committed (group commit included), in milliseconds",
+      help: 'Per row, from its outcome being known to its write committed (group commit included), in milliseconds',
       buckets: STATEMENT_BUCKETS,
     });
     this.lag = histogram({

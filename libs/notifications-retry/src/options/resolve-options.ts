@@ -71,7 +71,13 @@ export function resolveOptions(
   }
   const batchSize = integerOption('batchSize', options.batchSize, 200, 1, 10_000);
   const drain = booleanOption('drain', options.drain, false);
-  const concurrency = integerOption('concurrency', options.concurrency, DEFAULT_CONCURRENCY, 1, MAX_CONCURRENCY);
+  const concurrency = integerOption(
+    'concurrency',
+    options.concurrency,
+    DEFAULT_CONCURRENCY,
+    1,
+    MAX_CONCURRENCY,
+  );
   const preparedStatements = preparedStatementsOption(options.preparedStatements);
   const lockKey = stringOption('lockKey', options.lockKey, DEFAULT_LOCK_KEY);
   const maxCycleDurationMs = integerOption(

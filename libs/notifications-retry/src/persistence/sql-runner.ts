@@ -69,7 +69,10 @@ export class SqlRunner {
           gaveUp = true;
           reject(new ConnectionWaitTimeoutError(Math.max(0, waitMs)));
           // The checkout stays queued in the pool; whatever it brings goes straight back.
-          checkout.then((client) => client.release(), () => undefined);
+          checkout.then(
+            (client) => client.release(),
+            () => undefined,
+          );
         },
         Math.max(0, waitMs),
       );

@@ -75,10 +75,20 @@ export function compileClaimDueRows(
     scanParameters as ClaimDueRowsValue[],
   );
 
-  const returned = (['id', 'tenantId', 'channel', 'recipientAddress', 'subject', 'body', 'status',
-    'attempts', 'nextAttemptAt', 'scheduledAt'] as const).map(
-    (property) => `n.${n.column(property)} AS ${dataSource.driver.escape(property)}`,
-  );
+  const returned = (
+    [
+      'id',
+      'tenantId',
+      'channel',
+      'recipientAddress',
+      'subject',
+      'body',
+      'status',
+      'attempts',
+      'nextAttemptAt',
+      'scheduledAt',
+    ] as const
+  ).map((property) => `n.${n.column(property)} AS ${dataSource.driver.escape(property)}`);
 
   return p.compile(
     'claim_due_rows',
