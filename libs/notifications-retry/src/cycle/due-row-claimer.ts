@@ -5,7 +5,6 @@ import { DataSource } from 'typeorm';
 import { ConnectionWaitTimeoutError } from '../errors/connection-wait-timeout.error';
 import { DistributedLock } from '../locking/distributed-lock';
 import type { Lease } from '../locking/lease';
-import type { NotificationStatus } from '../notifications/notification-status';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { compileClaimDueRows } from '../persistence/sql/claim-due-rows.sql';
 import { SqlRunner } from '../persistence/sql-runner';
@@ -43,21 +42,11 @@ export type ClaimResult =
     }
   | { readonly kind: 'lease-lost'; readonly cause: LeaseLossCause };
 
-interface ClaimedRecord {
+/** A row of the claim statement: the claimed row's columns, or none (`id` null) but `leased`. */
+type ClaimedRecord = Omit<ClaimedRow, 'id' | 'claimToken' | 'claimedUntil'> & {
   readonly leased: boolean;
   readonly id: string | null;
-  readonly tenantId: string | null;
-  readonly channel: string;
-  readonly recipientAddress: string;
-  readonly subject: string | null;
-  readonly body: string;
-  readonly status: NotificationStatus;
-  readonly attempts: number;
-  readonly nextAttemptAt: Date | null;
-  readonly scheduledAt: Date | null;
-  readonly dueAt: Date;
-  readonly lapsed: boolean;
-}
+};
 
 /** Claims due rows (DESIGN §3.3): one statement, fenced by the lease. */
 @Injectable()
@@ -104,25 +93,12 @@ export class DueRowClaimer {
     const claimMs = new Map(request.channels.map((c) => [c.channel, c.claimMs]));
     const rows: ClaimedRow[] = [];
     const perChannel = new Map<string, number>();
-    for (const record of records) {
-      if (record.id === null) continue;
-      perChannel.set(record.channel, (perChannel.get(record.channel) ?? 0) + 1);
-      rows.push({
-        id: record.id,
-        tenantId: record.tenantId,
-        channel: record.channel,
-        recipientAddress: record.recipientAddress,
-        subject: record.subject,
-        body: record.body,
-        status: record.status,
-        attempts: record.attempts,
-        nextAttemptAt: record.nextAttemptAt,
-        scheduledAt: record.scheduledAt,
-        dueAt: record.dueAt,
-        claimToken,
-        lapsed: record.lapsed,
-        claimedUntil: sentAt + (claimMs.get(record.channel) ?? 0),
-      });
+    for (const { leased, id, ...columns } of records) {
+      void leased;
+      if (id === null) continue;
+      perChannel.set(columns.channel, (perChannel.get(columns.channel) ?? 0) + 1);
+      const claimedUntil = sentAt + (claimMs.get(columns.channel) ?? 0);
+      rows.push({ ...columns, id, claimToken, claimedUntil });
     }
     rows.sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime());
     // The overall limit cut the claim short: no channel can be said to have nothing more due.

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog';
+import { ChannelResolver } from '../cycle/channel-resolver';
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import type { CircuitState } from '../circuit/circuit-state';
 import type { ChannelExclusionReason } from '../cycle/cycle-report';
@@ -10,7 +10,6 @@ import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.mod
 import type { RetryWorkerHealth } from '../observability/retry-worker-health';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
-import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { ChannelPauses, type ListedChannelPause } from './channel-pauses';
 import { LeaseRelease, type LeaseView } from './lease-release';
 import { CHANNEL_ROW_COUNTS_SQL } from './sql/channel-row-counts.sql';
@@ -62,8 +61,7 @@ export class OperationsStatus {
     @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
-    private readonly catalog: ChannelCatalog,
-    private readonly adapters: ProviderAdapterRegistry,
+    private readonly channelResolver: ChannelResolver,
     private readonly circuits: ProviderCircuitBreakers,
     private readonly callsInFlight: ProviderCallsInFlight,
     private readonly cycles: RetryCycleService,
@@ -72,7 +70,7 @@ export class OperationsStatus {
   ) {}
 
   async status(): Promise<OperationsStatusReport> {
-    const [lease, counts, pauses, catalog] = await Promise.all([
+    const [lease, counts, pauses, resolved] = await Promise.all([
       this.leases.read(this.options.lockKey),
       this.dataSource.query<
         Array<{
@@ -85,7 +83,8 @@ export class OperationsStatus {
         }>
       >(CHANNEL_ROW_COUNTS_SQL),
       this.pauses.list(),
-      readCatalogChannels(this.catalog),
+      // The cycle's own resolution: the same channels left out, for the same reasons.
+      this.channelResolver.resolve(),
     ]);
     const channels = counts.map((row) => ({
       channel: row.channel,
@@ -106,21 +105,8 @@ export class OperationsStatus {
       { backlog: 0, due: 0, deferred: 0, terminal: 0, liveClaims: 0 },
     );
 
-    // The same order of reasons as the cycle's own resolution.
-    const paused = new Set(pauses.map((p) => p.channel));
-    const excluded = new Map<string, ChannelExclusionReason>();
-    for (const config of catalog.channels) {
-      if (excluded.has(config.key)) continue;
-      const found = this.adapters.lookup(config.providerKey);
-      if (!config.isEnabled) excluded.set(config.key, 'disabled');
-      else if (found.kind === 'missing') excluded.set(config.key, 'no-provider-adapter');
-      else if (found.kind === 'disabled') excluded.set(config.key, 'provider-disabled');
-      else if (paused.has(config.key)) excluded.set(config.key, 'paused');
-      else if (this.circuits.state(config.providerKey) === 'open')
-        excluded.set(config.key, 'circuit-open');
-    }
-    const known = new Set(catalog.channels.map((c) => c.key));
-    for (const key of catalog.invalid) if (!known.has(key)) excluded.set(key, 'not-configured');
+    const excluded = new Map<string, ChannelExclusionReason>(resolved.excluded);
+    const known = new Set([...resolved.eligible.keys(), ...resolved.excluded.keys()]);
     for (const { channel } of channels) {
       if (!known.has(channel) && !excluded.has(channel)) excluded.set(channel, 'not-configured');
     }
