@@ -356,6 +356,26 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expectPass(await checkNoSuccessRecordedAsFailure(client));
     });
 
+    it('passes on a success answered past every margin whose written-off attempt committed after the answer (group commit)', async () => {
+      // The worker gave up at 300 + 400 ms; the answer came at 710 ms, the write committed at 760 ms.
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 710,
+      });
+      await write(rowId(1), I, 760, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      expectPass(await checkNoSuccessRecordedAsFailure(client));
+    });
+
+    it('fails on a success answered inside the margin whose attempt committed as a timeout after the answer', async () => {
+      await call(rowId(1), I, 0, { event: 'succeeded', fault: 'late-success', answeredMs: 500 });
+      await write(rowId(1), I, 560, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      expectViolation(
+        await checkNoSuccessRecordedAsFailure(client),
+        /call 1 by chaos-worker-i1-g1 \(late-success\) succeeded, answered 500 ms after it started, but its unit of work wrote Pending→Failed/,
+      );
+    });
+
     it('fails on a success answered past the margin whose written-off attempt ended the row terminal', async () => {
       await call(rowId(1), I, 0, {
         event: 'succeeded',
