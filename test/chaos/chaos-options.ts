@@ -36,7 +36,7 @@ export const FULL_RUN: Omit<ChaosOptions, 'outDir'> = {
   rows: 10_000,
   instances: 3,
   seed: 1,
-  maxDurationS: 900,
+  maxDurationS: 1800,
   killEveryMs: 5_000,
   terminateEveryMs: 3_000,
   sigterms: 2,
@@ -51,7 +51,7 @@ export function defaultOutDir(): string {
   return join(tmpdir(), `pin-chaos-${new Date().toISOString().replace(/[:.]/g, '-')}`);
 }
 
-const USAGE = `npm run chaos [-- --rows 10000 --instances 3 --seed 1 --max-duration-s 900
+const USAGE = `npm run chaos [-- --rows 10000 --instances 3 --seed 1 --max-duration-s 1800
   --kill-every-ms 5000 --terminate-every-ms 3000 --sigterms 2 --sigstops 2 --concurrency 8
   --batch-size 200 --spread-ms 20000 --out DIR --keep-database]`;
 
