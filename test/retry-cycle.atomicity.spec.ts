@@ -1,37 +1,18 @@
 import { RetriableDeliveryError } from '@pin/notifications-retry';
 import type { DataSource } from 'typeorm';
-import {
-  insertChannel,
-  insertNotification,
-  minutesAgo,
-  outboxEvents,
-  readNotification,
-} from './support/fixtures';
+import { insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
 import { completed } from './support/cycle-reports';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 describe('retry cycle atomicity and untouchable rows (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryTestApp({ channels: [{ key: 'email', maxAttempts: 3 }] });
   let app: RetryTestApp;
   let ds: DataSource;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url });
-    ds = app.dataSource;
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
   beforeEach(async () => {
+    ({ app, ds } = t);
     await ds.query('DROP TRIGGER IF EXISTS outbox_refuses ON notification_outbox');
-    await app.reset();
     app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
-    await insertChannel(ds, { key: 'email', maxAttempts: 3 });
   });
 
   /** The database refuses this row's events, as a full disk or a constraint would. */

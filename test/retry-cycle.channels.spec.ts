@@ -7,31 +7,17 @@ import {
   readNotification,
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryTestApp({
+    options: { batchSize: 5, concurrency: 2, stubProviders: { sms: true } },
+  });
   let app: RetryTestApp;
   let ds: DataSource;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({
-      url: db.url,
-      options: { batchSize: 5, concurrency: 2, stubProviders: { sms: true } },
-    });
-    ds = app.dataSource;
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(async () => {
-    await app.reset();
-    await insertChannel(ds, { key: 'email' });
+  beforeEach(() => {
+    ({ app, ds } = t);
   });
 
   it('leaves rows of a disabled channel untouched, counts them, and sends the rest', async () => {

@@ -1,34 +1,13 @@
-import {
-  insertChannel,
-  insertNotification,
-  minutesAgo,
-  readNotification,
-  resetTables,
-} from './support/fixtures';
+import { insertNotification, minutesAgo, readNotification } from './support/fixtures';
 import { completed } from './support/cycle-reports';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 describe('drain mode claims ahead (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryTestApp({ options: { batchSize: 2, concurrency: 2, drain: true } });
   let app: RetryTestApp;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({
-      url: db.url,
-      options: { batchSize: 2, concurrency: 2, drain: true },
-    });
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(async () => {
-    await resetTables(app.dataSource);
-    await insertChannel(app.dataSource, { key: 'email' });
+  beforeEach(() => {
+    app = t.app;
   });
 
   it('claims the next rows while the last ones are in flight, never the same row twice', async () => {

@@ -8,8 +8,7 @@ import {
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
 import { deferred, waitFor } from './support/deferred';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { createRetryTestApp, useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,24 +19,13 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * (DESIGN §3.4). Default options: the settle margin is the module's default.
  */
 describe('late provider answers (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  // Each test sets up its own channel.
+  const t = useRetryTestApp({ channels: [] });
   let app: RetryTestApp;
   let ds: DataSource;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url });
-    ds = app.dataSource;
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(async () => {
-    await app.reset();
-    app.alerts.alerts.length = 0;
+  beforeEach(() => {
+    ({ app, ds } = t);
   });
 
   it('records a success that comes 500 ms after a 300 ms timeout on the last attempt as Sent, once, with no alert', async () => {
@@ -167,7 +155,7 @@ describe('late provider answers (real PostgreSQL)', () => {
   it('gives up on an adapter call that never settles after the lease TTL, logs it, and sends the row again', async () => {
     // A short lease: the longest a never-settling call keeps its notification to itself.
     const short = await createRetryTestApp({
-      url: db.url,
+      url: t.db.url,
       options: {
         lockTtlMs: 6_500,
         // Room for the channel's claim (timeout + margin + write allowance) before the deadline.

@@ -53,7 +53,7 @@ export interface RetryTestApp {
   readonly alerts: RecordingAlertSink;
   readonly provider: ScriptedProviderAdapter;
   readonly logs: CapturingLogger;
-  /** Empties the tables and forgets recorded calls and log lines: between tests sharing one app. */
+  /** Empties the tables, sets the clock back, forgets recorded calls, alerts and log lines: between tests sharing one app. */
   reset(): Promise<void>;
   close(): Promise<void>;
 }
@@ -118,6 +118,7 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
       clock.set(startedAt);
       await resetTables(dataSource);
       if (provider) provider.calls.length = 0;
+      alerts.alerts.length = 0;
       logs.entries.length = 0;
     },
     close: () => module.close(),
