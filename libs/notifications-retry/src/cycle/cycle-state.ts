@@ -76,6 +76,8 @@ export class CycleState {
    * them out, so no row is sent twice, or claimed in a loop, in one cycle.
    */
   readonly dueAgain = new Set<string>();
+  /** Rows whose call and outcome write are under way in this cycle. */
+  readonly running = new Set<string>();
 
   recordLag(lagMs: number): void {
     this.maxLagMs = Math.max(this.maxLagMs, lagMs);

@@ -365,7 +365,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
             channels: claim.channels,
             now: cycle.now,
             limit: claim.limit,
-            excluded: [...this.callsInFlight.notificationIds(), ...cycle.dueAgain],
+            excluded: this.excludedFromClaim(cycle),
             connectBy: cycle.connectBy,
           });
           if (result.kind === 'lease-lost') {
@@ -391,6 +391,20 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   }
 
   /**
+   * Rows a claim must leave alone although they may look due: a call of this
+   * instance still runs for them with its row already settled (written off
+   * after its margin), or this cycle handed them back or wrote them due again.
+   * Rows running in this cycle are claimed, so not due: they need no mention.
+   */
+  private excludedFromClaim(cycle: CycleState): string[] {
+    const excluded = [...cycle.dueAgain];
+    for (const id of this.callsInFlight.notificationIds()) {
+      if (!cycle.running.has(id)) excluded.push(id);
+    }
+    return excluded;
+  }
+
+  /**
    * Starts as many queued rows as slots and channel limits allow. Returns how
    * long until a queued row may start by its channel's pace (Infinity: only a
    * finished row can change anything).
@@ -408,7 +422,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       if (decision.kind === 'empty') break;
       const row = decision.row;
       const channel = channels.eligible.get(row.channel) as EligibleChannel;
+      cycle.running.add(row.id);
       const task: Promise<void> = this.runRow(cycle, row, channel).finally(() => {
+        cycle.running.delete(row.id);
         queue.done(row);
         running.delete(task);
         wakeup.notify();
