@@ -4,7 +4,7 @@
 #     when CI is set);
 #   - pgbouncer, which test/pgbouncer.spec.ts starts on a port of its own;
 #   - chromium (Debian's), which test/admin-page.chromium.spec.ts drives headless through
-#     playwright-core (which downloads no browser of its own).
+#     playwright-core (which downloads no browser of its own);
 #   - nats-server, which the outbox relay suites start (with JetStream) on ports of their own.
 # Installed only where that can be done without asking: as root with apt-get (CI, a container, this
 # project's machines). Anywhere else it says what is missing and how to get it, and the suites that
