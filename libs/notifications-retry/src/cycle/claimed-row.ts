@@ -1,19 +1,13 @@
 import type { NotificationStatus } from '../notifications/notification-status';
+import type { OutgoingNotification } from '../providers/provider-adapter';
 
 /**
- * A row this worker holds for one provider call: the columns the cycle reads,
- * read with plain SQL by the claim (no entity is hydrated on the hot path),
- * and the claim it holds them under.
+ * A row this worker holds for one provider call: what its adapter is sent,
+ * the columns its outcome depends on, read with plain SQL by the claim (no
+ * entity is hydrated on the hot path), and the claim it holds them under.
  */
-export interface ClaimedRow {
-  readonly id: string;
-  readonly tenantId: string | null;
-  readonly channel: string;
-  readonly recipientAddress: string;
-  readonly subject: string | null;
-  readonly body: string;
+export interface ClaimedRow extends OutgoingNotification {
   readonly status: NotificationStatus;
-  readonly attempts: number;
   readonly nextAttemptAt: Date | null;
   readonly scheduledAt: Date | null;
   /** When the row was due, before the claim moved its `due_at`. */
