@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { compileClaimDueRows } from '../../libs/notifications-retry/src/persistence/sql/claim-due-rows.sql';
 import { compileCountFailedBacklog } from '../../libs/notifications-retry/src/persistence/sql/count-failed-backlog.sql';
 import { compileCountWaitingRows } from '../../libs/notifications-retry/src/persistence/sql/count-waiting-rows.sql';
+import { fenceValues } from '../../libs/notifications-retry/src/persistence/sql/lease-fence-parameters';
 import { leaseFenceSql } from '../../libs/notifications-retry/src/persistence/sql/lease-fence.sql';
 import { ROW_COUNT_CAP } from '../../libs/notifications-retry/src/cycle/row-counts';
 
@@ -45,9 +46,7 @@ export async function explainClaimQueries(
       {
         sql: claim.text,
         parameters: claim.values({
-          fence1: LEASE.key,
-          fence2: LEASE.owner,
-          fence3: LEASE.fencingToken,
+          ...fenceValues([LEASE.key, LEASE.owner, LEASE.fencingToken]),
           channels,
           quotas: channels.map(() => batchSize),
           claimMs: channels.map(() => claimMs),

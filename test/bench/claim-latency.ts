@@ -7,6 +7,7 @@ import { ROW_COUNT_CAP } from '../../libs/notifications-retry/src/cycle/row-coun
 import { compileClaimDueRows } from '../../libs/notifications-retry/src/persistence/sql/claim-due-rows.sql';
 import { compileCountFailedBacklog } from '../../libs/notifications-retry/src/persistence/sql/count-failed-backlog.sql';
 import { compileCountWaitingRows } from '../../libs/notifications-retry/src/persistence/sql/count-waiting-rows.sql';
+import { fenceValues } from '../../libs/notifications-retry/src/persistence/sql/lease-fence-parameters';
 import { leaseFenceSql } from '../../libs/notifications-retry/src/persistence/sql/lease-fence.sql';
 import {
   BENCH_CHANNEL,
@@ -107,9 +108,7 @@ export async function measureClaimLatency(
     };
     const claimValues = (): unknown[] =>
       claim.values({
-        fence1: LEASE.key,
-        fence2: LEASE.owner,
-        fence3: LEASE.fencingToken,
+        ...fenceValues([LEASE.key, LEASE.owner, LEASE.fencingToken]),
         channels: [BENCH_CHANNEL],
         quotas: [BATCH],
         claimMs: [7_250],

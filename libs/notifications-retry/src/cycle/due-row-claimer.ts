@@ -7,6 +7,7 @@ import { DistributedLock } from '../locking/distributed-lock';
 import type { Lease } from '../locking/lease';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { compileClaimDueRows } from '../persistence/sql/claim-due-rows.sql';
+import { fenceValues } from '../persistence/sql/lease-fence-parameters';
 import { SqlRunner } from '../persistence/sql-runner';
 import type { ClaimedRow } from './claimed-row';
 import type { LeaseLossCause } from './lease-loss';
@@ -112,13 +113,4 @@ export class DueRowClaimer {
         : new Set<string>();
     return { kind: 'claimed', rows, drained };
   }
-}
-
-/** A fence's values under the names the compiled statements give them (`fence1`…). */
-export function fenceValues(params: readonly unknown[]): Record<`fence${number}`, unknown> {
-  const values: Record<`fence${number}`, unknown> = {};
-  params.forEach((value, i) => {
-    values[`fence${i + 1}`] = value;
-  });
-  return values;
 }

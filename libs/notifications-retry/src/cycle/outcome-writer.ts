@@ -11,9 +11,9 @@ import {
   type SettledRowArray,
   type SettleRowsValue,
 } from '../persistence/sql/settle-rows.sql';
+import { fenceValues } from '../persistence/sql/lease-fence-parameters';
 import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
-import { fenceValues } from './due-row-claimer';
 import type { LeaseLossCause } from './lease-loss';
 import type { OutcomeWriteResult } from './outcome-write-result';
 import type { RowOutcome } from './row-settlement';

@@ -2,10 +2,11 @@ import type { DataSource } from 'typeorm';
 import type { LeaseFence } from '../../locking/lease-fence';
 import { NotificationEntity } from '../notification.entity';
 import { entitySql } from './entity-sql';
+import { embedFence, type FenceValue } from './lease-fence-parameters';
 import { StatementParameters, type BoundStatement } from './sql-statement';
 
 export type ClaimDueRowsValue =
-  | `fence${number}`
+  | FenceValue
   /** text[]: the channels to claim from; int[] their quotas; int[] each one's claim length in ms. */
   | 'channels'
   | 'quotas'
@@ -46,10 +47,7 @@ export function compileClaimDueRows(
 ): BoundStatement<ClaimDueRowsValue> {
   const n = entitySql(dataSource, NotificationEntity);
   const p = new StatementParameters<ClaimDueRowsValue>();
-  const fenceSql = p.adopt(
-    fence.sql,
-    fence.sql.match(/\$\d+/g)?.map((_, i) => `fence${i + 1}` as const) ?? [],
-  );
+  const fenceSql = embedFence(p, fence);
 
   const [scanSql, scanParameters] = dataSource
     .getRepository(NotificationEntity)

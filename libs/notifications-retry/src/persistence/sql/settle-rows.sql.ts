@@ -3,6 +3,7 @@ import type { LeaseFence } from '../../locking/lease-fence';
 import { NotificationOutboxEntity } from '../notification-outbox.entity';
 import { NotificationEntity } from '../notification.entity';
 import { entitySql } from './entity-sql';
+import { embedFence, type FenceValue } from './lease-fence-parameters';
 import { StatementParameters, type BoundStatement } from './sql-statement';
 
 /** One array per column, index i of each array is row i (see `SettleRowsStatement`). */
@@ -26,7 +27,7 @@ export const SETTLED_ROW_ARRAYS = [
 ] as const;
 
 export type SettledRowArray = (typeof SETTLED_ROW_ARRAYS)[number][0];
-export type SettleRowsValue = `fence${number}` | SettledRowArray;
+export type SettleRowsValue = FenceValue | SettledRowArray;
 
 /** The row columns an outcome sets, by their key in SETTLED_ROW_ARRAYS. */
 const OUTCOME_COLUMNS = [
@@ -58,10 +59,7 @@ export function compileSettleRows(
   const n = entitySql(dataSource, NotificationEntity);
   const o = entitySql(dataSource, NotificationOutboxEntity);
   const p = new StatementParameters<SettleRowsValue>();
-  const fenceSql = p.adopt(
-    fence.sql,
-    fence.sql.match(/\$\d+/g)?.map((_, i) => `fence${i + 1}` as const) ?? [],
-  );
+  const fenceSql = embedFence(p, fence);
   const arrays = SETTLED_ROW_ARRAYS.map(([name, type]) => `${p.ref(name)}::${type}[]`);
   const names = SETTLED_ROW_ARRAYS.map(([name]) => `"${name}"`);
   const set = OUTCOME_COLUMNS.map((property) => `${n.column(property)} = r."${property}"`);
