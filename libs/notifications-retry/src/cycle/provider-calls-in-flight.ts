@@ -50,10 +50,6 @@ export class ProviderCallsInFlight {
     settled.then(settle, settle);
   }
 
-  has(notificationId: string): boolean {
-    return this.calls.has(notificationId);
-  }
-
   /** The notifications with a call in flight, for the claim to leave out. */
   notificationIds(): string[] {
     return [...this.calls.keys()];
