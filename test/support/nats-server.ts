@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { connect, nanos, type MsgHdrs, type NatsConnection } from 'nats';
 import { findFreePort } from '../../src/database/free-port';
+import { installedBinary } from './installed-binary';
 
 export interface RunningNatsServer {
   /** nats://127.0.0.1:<port>: a port of its own, never the machine's 4222. */
@@ -24,17 +24,9 @@ const START_TIMEOUT_MS = 20_000;
 
 /** Debian's `nats-server` (scripts/install-test-tools.sh installs it when missing). */
 export function natsServerBinary(): string {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/bin'];
-  for (const dir of dirs.filter(Boolean)) {
-    const candidate = join(dir, 'nats-server');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  throw new Error(
+  return installedBinary(
+    'nats-server',
+    ['/usr/sbin', '/usr/bin'],
     'nats-server is not installed: `apt-get install nats-server` (Debian; npm test installs it when missing)',
   );
 }

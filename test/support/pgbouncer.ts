@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { findFreePort } from '../../src/database/free-port';
+import { installedBinary } from './installed-binary';
 
 export interface PgBouncerOptions {
   /** The PostgreSQL server every database name is forwarded to (its user and password log in). */
@@ -31,17 +31,9 @@ const STOP_TIMEOUT_MS = 10_000;
  * (/usr/sbin, which a non-root PATH often lacks). `.ci/run` installs it.
  */
 export function pgBouncerBinary(): string {
-  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin'];
-  for (const dir of dirs.filter(Boolean)) {
-    const candidate = join(dir, 'pgbouncer');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  throw new Error(
+  return installedBinary(
+    'pgbouncer',
+    ['/usr/sbin', '/usr/local/sbin'],
     'pgbouncer is not installed: `apt-get install pgbouncer` (Debian; .ci/run installs it when missing)',
   );
 }
