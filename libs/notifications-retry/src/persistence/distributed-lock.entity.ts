@@ -18,4 +18,12 @@ export class DistributedLockEntity {
 
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt!: Date;
+
+  /** When the last cycle under this lease completed, by the database clock (null: none yet). */
+  @Column({ name: 'last_completed_at', type: 'timestamptz', nullable: true })
+  lastCompletedAt!: Date | null;
+
+  /** The instance (owner) whose cycle that was. */
+  @Column({ name: 'last_completed_by', type: 'text', nullable: true })
+  lastCompletedBy!: string | null;
 }

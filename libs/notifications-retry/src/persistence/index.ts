@@ -1,6 +1,7 @@
 import { DistributedLockEntity } from './distributed-lock.entity';
 import { CreateNotificationsRetrySchema1796083200000 } from './migrations/1796083200000-create-notifications-retry-schema';
 import { OutboxRelayClaims1796169700000 } from './migrations/1796169700000-outbox-relay-claims';
+import { EventSequenceAndLastCycle1796256000000 } from './migrations/1796256000000-event-sequence-and-last-cycle';
 import { NotificationChannelEntity } from './notification-channel.entity';
 import { CreateOperationsTables1796169600000 } from './migrations/1796169600000-create-operations-tables';
 import { NotificationChannelPauseEntity } from './notification-channel-pause.entity';
@@ -25,4 +26,5 @@ export const notificationsRetryMigrations = [
   CreateNotificationsRetrySchema1796083200000,
   CreateOperationsTables1796169600000,
   OutboxRelayClaims1796169700000,
+  EventSequenceAndLastCycle1796256000000,
 ];

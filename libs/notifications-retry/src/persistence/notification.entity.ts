@@ -63,6 +63,13 @@ export class NotificationEntity {
   @Column({ name: 'claim_token', type: 'uuid', nullable: true })
   claimToken!: string | null;
 
+  /**
+   * The number of the last outbox event written for this notification: every
+   * event carries the next, so a consumer keeps the latest by sequence.
+   */
+  @Column({ name: 'event_sequence', type: 'integer', default: 0 })
+  eventSequence!: number;
+
   /** When that claim lapses, by the database clock. */
   @Column({ name: 'claim_expires_at', type: 'timestamptz', nullable: true })
   claimExpiresAt!: Date | null;
