@@ -1,4 +1,4 @@
-import { Clock } from '@pin/notifications-retry';
+import { Clock, SystemClock } from '@pin/notifications-retry';
 import { completed } from './support/cycle-reports';
 import {
   insertChannel,
@@ -33,6 +33,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
 
   afterEach(async () => {
     jest.restoreAllMocks();
+    jest.useRealTimers();
     for (const app of apps) await app.close();
     apps = [];
   });
@@ -56,6 +57,26 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
       scheduledAt: new Date(now.getTime() + 60_000),
     });
     return { id, databaseNow: now };
+  }
+
+  /** The whole wall clock ahead (`new Date()` too), timers and performance.now() untouched. */
+  function skewWallClock(): void {
+    jest.useFakeTimers({
+      now: Date.now() + AHEAD_MS,
+      advanceTimers: true,
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
   }
 
   function skewProcessClock(): void {
@@ -112,4 +133,100 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
 
     expect(app.provider.calls.map((call) => call.message.id)).toEqual([id]);
   });
+
+  it('a host that registers the exported SystemClock gets database time: no quiet-hours row goes out early', async () => {
+    const app = await createRetryTestApp({
+      url: db.url,
+      clock: 'database',
+      extensions: { clock: SystemClock },
+    });
+    apps.push(app);
+    const { id } = await quietHoursRow(app);
+    skewWallClock();
+
+    const report = completed(await app.cycles.runCycle());
+
+    expect(report.counts.processed).toBe(0);
+    expect((await readNotification(app.dataSource, id)).status).toBe('Pending');
+  });
+
+  /** A row another worker holds: its claim has 30 s left by the database's clock. */
+  async function rowClaimedElsewhere(app: RetryTestApp): Promise<string> {
+    await resetTables(app.dataSource);
+    await insertChannel(app.dataSource, { key: 'email' });
+    const id = await insertNotification(app.dataSource, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: new Date(Date.now() - 60_000),
+    });
+    await app.dataSource.query(
+      `UPDATE notifications
+          SET claim_token = gen_random_uuid(), claim_expires_at = statement_timestamp() + interval '30 seconds'
+        WHERE id = $1`,
+      [id],
+    );
+    return id;
+  }
+
+  it('never takes a live claim when the cycle is given a now 5 min ahead of the database', async () => {
+    const app = await createRetryTestApp({ url: db.url, clock: 'database' });
+    apps.push(app);
+    const id = await rowClaimedElsewhere(app);
+
+    const report = completed(await app.cycles.runCycle({ now: new Date(Date.now() + AHEAD_MS) }));
+
+    expect(app.provider.calls).toHaveLength(0);
+    expect(report.counts.processed).toBe(0);
+    expect((await readNotification(app.dataSource, id)).status).toBe('Failed');
+  });
+
+  it('never takes a live claim when the host clock runs 5 min ahead (a custom Clock)', async () => {
+    const app = await createRetryTestApp({
+      url: db.url,
+      clock: 'database',
+      extensions: { clock: AppServerClock },
+    });
+    apps.push(app);
+    const id = await rowClaimedElsewhere(app);
+    skewProcessClock();
+
+    completed(await app.cycles.runCycle());
+
+    expect(app.provider.calls.map((call) => call.message.id)).not.toContain(id);
+  });
+
+  /**
+   * DESIGN §3.1: the worker's time is the database's at the acquire plus
+   * monotonic time since. The machine's wall clock steps during a failing call
+   * (NTP, a VM resumed): the backoff is still counted from the database's now.
+   */
+  it.each([
+    ['back', -10 * 60_000],
+    ['forward', 10 * 60_000],
+  ])('a wall-clock step of 10 min %s during a failing call moves no backoff', async (_, stepMs) => {
+    const app = await createRetryTestApp({ url: db.url, clock: 'database' });
+    apps.push(app);
+    const { id, databaseNow } = await quietHoursRow(app);
+    await app.dataSource.query(
+      `UPDATE notifications SET status = 'Failed', next_attempt_at = $2, scheduled_at = NULL WHERE id = $1`,
+      [id, new Date(databaseNow.getTime() - 1_000)],
+    );
+    const realNow = Date.now.bind(Date);
+    app.provider.respondWith(() => {
+      jest.spyOn(Date, 'now').mockImplementation(() => realNow() + stepMs);
+      throw new Error('provider down');
+    });
+
+    completed(await app.cycles.runCycle());
+    jest.restoreAllMocks();
+
+    const row = await readNotification(app.dataSource, id);
+    const delayMs = row.next_attempt_at!.getTime() - databaseNow.getTime();
+    expect(delayMs).toBeGreaterThanOrEqual(60_000);
+    expect(delayMs).toBeLessThan(60_000 + 30_000);
+    // Not due again at once: a second cycle calls nothing.
+    completed(await app.cycles.runCycle());
+    expect(app.provider.calls).toHaveLength(1);
+  });
 });
+

@@ -28,7 +28,8 @@ export type ClaimDueRowsValue =
  * 2. the channels whose claim the lease outlives (claim time + timeout +
  *    settle margin ≤ the lease's expiry, both by the database clock);
  * 3. per channel, one range scan of `notifications_due_idx`, oldest due
- *    first, up to its quota, locking with `FOR UPDATE SKIP LOCKED`
+ *    first (due by the cycle's `now`; a claim still live by the database's
+ *    statement time is never due, whatever `now` says), up to its quota, locking with `FOR UPDATE SKIP LOCKED`
  *    (TypeORM's `pessimistic_write` + `skip_locked`), merged by due time up
  *    to the limit. Rows of channels not listed are never read;
  * 4. the claim stamped: token and expiry. Status and attempts are untouched,
@@ -58,6 +59,9 @@ export function compileClaimDueRows(
     .addSelect('n.ctid', 'row_ctid')
     .where('n.channel = ch.key')
     .andWhere('n.dueAt <= :now', { now: 'now' })
+    // Whatever `now` a caller brings, a live claim is judged by the database (DESIGN §3.1): a clock
+    // ahead of it must not take a row another worker still holds. A filter on the same range scan.
+    .andWhere('(n.claimExpiresAt IS NULL OR n.claimExpiresAt <= statement_timestamp())')
     .andWhere('NOT (n.id = ANY(:excluded))', { excluded: 'excluded' })
     .orderBy('n.dueAt', 'ASC')
     .setLock('pessimistic_write')
