@@ -51,9 +51,10 @@ const EXPECTED_TYPES: Record<keyof typeof RetryMetricName, string> = {
   lateAnswers: 'counter',
   databaseClientErrors: 'counter',
   callsInFlight: 'gauge',
+  statementRetries: 'counter',
 };
 // Bounded cardinality: these and nothing else (le is the histogram's bucket bound).
-const ALLOWED_LABELS = new Set(['channel', 'provider', 'le', 'recorded', 'reason']);
+const ALLOWED_LABELS = new Set(['channel', 'provider', 'le', 'recorded', 'reason', 'statement']);
 
 /** Metric names of the contract with no sample in the scrape (histograms: no _bucket/_sum/_count). */
 const withoutSamples = (scrape: PromScrape): string[] =>

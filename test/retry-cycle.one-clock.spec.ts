@@ -229,4 +229,3 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
     expect(app.provider.calls).toHaveLength(1);
   });
 });
-

@@ -190,6 +190,19 @@ export class CycleReporter {
     });
   }
 
+  /** A claim failed for a passing reason; the cycle claims again after `retryInMs`. */
+  claimFailed(cycle: CycleState, error: unknown, retryInMs: number): void {
+    this.metrics.statementRetried('claim');
+    this.logger.warn({
+      ...this.ids(cycle),
+      msg: 'claim-failed',
+      event: 'claim-failed',
+      retryInMs,
+      code: (error as { code?: unknown } | null)?.code,
+      error: errorText(error),
+    });
+  }
+
   releaseFailed(cycle: CycleState, rows: number, error: unknown): void {
     this.logger.warn({
       ...this.ids(cycle),

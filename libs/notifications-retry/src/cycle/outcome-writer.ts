@@ -14,9 +14,13 @@ import {
 import { fenceValues } from '../persistence/sql/lease-fence-parameters';
 import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
+import { isPassingDatabaseError } from '../persistence/database-error-kind';
+import { retryPassingErrors } from '../persistence/retry-passing-errors';
+import { RetryMetrics, type RetriedStatement } from '../observability/retry-metrics';
 import type { LeaseLossCause } from './lease-loss';
 import type { OutcomeWriteResult } from './outcome-write-result';
 import type { RowOutcome } from './row-settlement';
+import type { RowTransition } from './row-transition';
 
 /** How outcomes are grouped into statements. */
 export interface GroupCommitSettings {
@@ -27,6 +31,13 @@ export interface GroupCommitSettings {
   /** Statements in flight at once (each takes a pooled connection for its round trip). */
   readonly maxStatements: number;
 }
+
+/**
+ * Room kept at the end of a row's claim for its hold: an outcome write that
+ * keeps failing for a passing reason is tried again until then, and the hold
+ * gets what is left.
+ */
+export const HOLD_RESERVE_MS = 250;
 
 interface Pending {
   readonly outcome: RowOutcome;
@@ -46,6 +57,7 @@ export class OutcomeWriterFactory {
     @InjectNotificationsRetryDataSource() dataSource: DataSource,
     private readonly lock: DistributedLock,
     private readonly sql: SqlRunner,
+    private readonly metrics: RetryMetrics,
   ) {
     this.statement = compileSettleRows(dataSource, lock.fence);
   }
@@ -60,16 +72,20 @@ export class OutcomeWriterFactory {
           connectBy,
         ),
       settings,
+      (statement) => this.metrics.statementRetried(statement),
     );
   }
 }
 
 /**
  * Settlement (DESIGN §3.5) for one cycle: outcomes that finish close together
- * go out in one statement (group commit); a statement that fails is retried
+ * go out in one statement (group commit). A statement that fails for a
+ * passing reason (a lock or statement timeout, a serialization failure, a
+ * lost connection: the runner destroys that client) is sent again with
+ * backoff while its rows' claims live; one that fails otherwise is retried
  * row by row, so one bad row never takes the others with it; a row whose own
- * write fails gets its hold written instead. Once a statement finds the lease
- * gone, nothing more is sent.
+ * write still fails gets its hold written instead. Once a statement finds the
+ * lease gone, nothing more is sent.
  */
 export class OutcomeWriter {
   private pending: Pending[] = [];
@@ -82,6 +98,7 @@ export class OutcomeWriter {
       outcomes: readonly RowOutcome[],
     ) => Promise<Array<{ leased: boolean; settled: string[] }>>,
     private readonly settings: GroupCommitSettings,
+    private readonly onRetry: (statement: RetriedStatement) => void = () => undefined,
   ) {}
 
   /** Why the lease was found lost, if a statement found it so. */
@@ -114,11 +131,18 @@ export class OutcomeWriter {
 
   private async writeGroup(group: readonly Pending[]): Promise<void> {
     if (this.lost) return this.resolveLost(group, this.lost);
+    const outcomes = group.map((p) => p.outcome);
     let result: StatementResult;
     try {
-      result = await this.run(group.map((p) => p.outcome));
+      result = await this.runRetrying('settle', outcomes, claimEnd(outcomes) - HOLD_RESERVE_MS);
     } catch (error) {
-      if (group.length === 1) return group[0].resolve(await this.hold(group[0].outcome, error));
+      // Passing failures were tried again until the claims were about to lapse: no time is left
+      // for row-by-row writes, only for the holds.
+      if (group.length === 1 || isPassingDatabaseError(error)) {
+        const results = await this.holdAll(outcomes, error);
+        group.forEach((pending, i) => pending.resolve(results[i]));
+        return;
+      }
       // One statement, one atomic write: none of the group is written. Each row on its own now.
       for (const pending of group) pending.resolve(await this.writeOne(pending.outcome));
       return;
@@ -130,25 +154,62 @@ export class OutcomeWriter {
   private async writeOne(outcome: RowOutcome): Promise<OutcomeWriteResult> {
     if (this.lost) return { kind: 'lease-lost', cause: this.lost };
     try {
-      const result = await this.run([outcome]);
+      const result = await this.runRetrying(
+        'settle',
+        [outcome],
+        outcome.row.claimedUntil - HOLD_RESERVE_MS,
+      );
       return result.kind === 'lease-lost' ? result : this.resultOf(outcome, result.settled);
     } catch (error) {
-      return this.hold(outcome, error);
+      const [held] = await this.holdAll([outcome], error);
+      return held;
     }
   }
 
-  /** The outcome's own write failed: record the attempt and hold the row by backoff instead. */
-  private async hold(outcome: RowOutcome, error: unknown): Promise<OutcomeWriteResult> {
-    if (!outcome.hold || this.lost) return { kind: 'not-written', error };
-    try {
-      const result = await this.run([{ ...outcome, transition: outcome.hold, event: null }]);
-      if (result.kind === 'lease-lost') return result;
-      return result.settled.has(outcome.row.id)
-        ? { kind: 'held', hold: outcome.hold, error }
-        : { kind: 'claim-lost' };
-    } catch (holdError) {
-      return { kind: 'not-written', error: holdError };
+  /**
+   * The outcomes' own writes failed: record each attempt and hold its row by
+   * backoff instead (one statement for them all, sent again for passing
+   * failures until their claims lapse). A row without a hold stays as it is.
+   */
+  private async holdAll(
+    outcomes: readonly RowOutcome[],
+    error: unknown,
+  ): Promise<OutcomeWriteResult[]> {
+    const holds = outcomes.filter((o) => o.hold);
+    const results = new Map<RowOutcome, OutcomeWriteResult>();
+    if (holds.length > 0 && !this.lost) {
+      try {
+        const result = await this.runRetrying(
+          'hold',
+          holds.map((o) => ({ ...o, transition: o.hold as RowTransition, event: null })),
+          claimEnd(holds),
+        );
+        for (const o of holds) {
+          results.set(
+            o,
+            result.kind === 'lease-lost'
+              ? result
+              : result.settled.has(o.row.id)
+                ? { kind: 'held', hold: o.hold as RowTransition, error }
+                : { kind: 'claim-lost' },
+          );
+        }
+      } catch (holdError) {
+        for (const o of holds) results.set(o, { kind: 'not-written', error: holdError });
+      }
     }
+    return outcomes.map((o) => results.get(o) ?? { kind: 'not-written', error });
+  }
+
+  private runRetrying(
+    statement: RetriedStatement,
+    outcomes: readonly RowOutcome[],
+    giveUpAt: number,
+  ): Promise<StatementResult> {
+    return retryPassingErrors(() => this.run(outcomes), {
+      giveUpAt,
+      onRetry: () => this.onRetry(statement),
+    });
   }
 
   private async run(outcomes: readonly RowOutcome[]): Promise<StatementResult> {
@@ -177,6 +238,11 @@ export class OutcomeWriter {
   private resolveLost(group: readonly Pending[], cause: LeaseLossCause): void {
     for (const pending of group) pending.resolve({ kind: 'lease-lost', cause });
   }
+}
+
+/** When the first of the outcomes' claims lapses, as this process sees it. */
+function claimEnd(outcomes: readonly RowOutcome[]): number {
+  return Math.min(...outcomes.map((o) => o.row.claimedUntil));
 }
 
 /** The settle statement's arrays: index i of each is outcome i. */

@@ -26,6 +26,8 @@ import { OutboxWakeUp } from '../outbox/outbox-wake-up';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { PreparedStatementMode } from '../persistence/prepared-statement-mode';
+import { isPassingDatabaseError } from '../persistence/database-error-kind';
+import { passingErrorDelayMs } from '../persistence/retry-passing-errors';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { ChannelPacer } from './channel-pacer';
 import { channelExclusions, leaseAllowanceMs } from './channel-exclusions';
@@ -68,6 +70,12 @@ const CLAIM_AT_FREE_SHARE = 0.1;
 /** A rate-limited channel claims what it may start within this long, so a claim never waits long. */
 const RATE_HORIZON_MS = 250;
 const GROUP_COMMIT: Omit<GroupCommitSettings, 'maxStatements'> = { maxRows: 100, lingerMs: 2 };
+/**
+ * How long claims that fail for a passing reason (a migration's lock behind a
+ * DBA's lock_timeout, a killed backend) are tried again before the cycle gives
+ * up: past it the database is down rather than busy, and the next tick asks.
+ */
+const CLAIM_RETRY_WINDOW_MS = 10_000;
 const tracer = trace.getTracer('@pin/notifications-retry');
 
 /**
@@ -346,6 +354,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       (providerKey) => this.circuits.state(providerKey),
     );
     const wakeup = new Wakeup(stop);
+    const claimRetry: ClaimRetry = { failures: 0, since: null, at: 0 };
     const running = new Set<Promise<void>>();
     const drained = new Set<string>();
     try {
@@ -357,17 +366,25 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         const waitMs = this.startRows(cycle, channels, queue, running, wakeup);
         await this.handBack(cycle, queue.takeDropped(), 'circuit-open');
         const free = this.options.concurrency - running.size - queue.size;
-        const claim = this.nextClaim(cycle, channels, queue, drained, running.size, free);
+        const claim =
+          performance.now() >= claimRetry.at
+            ? this.nextClaim(cycle, channels, queue, drained, running.size, free)
+            : null;
         if (claim) {
           const started = performance.now();
-          const result = await this.claimer.claim({
-            lease: cycle.lease,
-            channels: claim.channels,
-            now: cycle.now,
-            limit: claim.limit,
-            excluded: this.excludedFromClaim(cycle),
-            connectBy: cycle.connectBy,
-          });
+          const result = await this.claimer
+            .claim({
+              lease: cycle.lease,
+              channels: claim.channels,
+              now: cycle.now,
+              limit: claim.limit,
+              excluded: this.excludedFromClaim(cycle),
+              connectBy: cycle.connectBy,
+            })
+            .catch((error: unknown) => this.claimFailed(cycle, claimRetry, error));
+          if (result === null) continue;
+          claimRetry.failures = 0;
+          claimRetry.since = null;
           if (result.kind === 'lease-lost') {
             cycle.loseLease(result.cause);
             break;
@@ -378,16 +395,40 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
           queue.add(result.rows);
           continue;
         }
-        if (running.size === 0 && queue.size === 0) {
+        const retryInMs = claimRetry.at - performance.now();
+        if (running.size === 0 && queue.size === 0 && retryInMs <= 0) {
           cycle.stop(this.idleReason(cycle, channels, drained));
           break;
         }
-        await wakeup.wait(Math.min(waitMs, cycle.deadline - performance.now()));
+        await wakeup.wait(
+          Math.min(
+            waitMs,
+            retryInMs > 0 ? retryInMs : Infinity,
+            cycle.deadline - performance.now(),
+          ),
+        );
       }
     } finally {
       await this.handBack(cycle, queue.takeAll(), cycle.stopReason ?? 'error');
       await Promise.allSettled(running);
     }
+  }
+
+  /**
+   * A claim that failed for a passing reason changed nothing (one atomic
+   * statement): the cycle claims again after a backoff, for a while. Rows in
+   * flight go on meanwhile. Any other failure, or one that outlasts the
+   * window, ends the cycle with that error.
+   */
+  private claimFailed(cycle: CycleState, retry: ClaimRetry, error: unknown): null {
+    const now = performance.now();
+    retry.since ??= now;
+    if (!isPassingDatabaseError(error) || now - retry.since > CLAIM_RETRY_WINDOW_MS) throw error;
+    retry.failures++;
+    const delayMs = passingErrorDelayMs(retry.failures, this.random.next());
+    retry.at = now + delayMs;
+    this.reporter.claimFailed(cycle, error, delayMs);
+    return null;
   }
 
   /**
@@ -656,6 +697,13 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       durationMs,
     };
   }
+}
+
+/** Claims failing for a passing reason in a row: how many, since when, and when to try again. */
+interface ClaimRetry {
+  failures: number;
+  since: number | null;
+  at: number;
 }
 
 /** Whether a row written with `transition` is due at `now` (what the generated due_at says). */

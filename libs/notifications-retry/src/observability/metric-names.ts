@@ -21,4 +21,5 @@ export const RetryMetricName = {
   callsInFlight: 'notifications_retry_calls_in_flight',
   claimsLapsed: 'notifications_retry_claims_lapsed_total',
   claimsLost: 'notifications_retry_claims_lost_total',
+  statementRetries: 'notifications_retry_statement_retries_total',
 } as const;

@@ -20,6 +20,9 @@ const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1,
 // Labels are bounded on purpose: channel and provider keys (capped per process), never a tenant or
 // a notification id.
 const ITEM = ['channel', 'provider'];
+/** The cycle's statements that are sent again after a passing failure. */
+export const RETRIED_STATEMENTS = ['claim', 'settle', 'hold', 'release'] as const;
+export type RetriedStatement = (typeof RETRIED_STATEMENTS)[number];
 const STATEMENT_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 5_000];
 
 /**
@@ -46,6 +49,7 @@ export class RetryMetrics {
   private readonly databaseClientErrors: Counter<string>;
   private readonly claimsLapsed: Counter<string>;
   private readonly claimsLost: Counter<string>;
+  private readonly statementRetries: Counter<string>;
   private readonly failedBacklog: Gauge<string>;
   private readonly channelDisabledRows: Gauge<string>;
   private readonly channelsExcludedGauge: Gauge<string>;
@@ -120,6 +124,11 @@ export class RetryMetrics {
       help: 'Outcome writes whose claim token no longer matched: nothing was written for them',
       labelNames: ['channel'],
     });
+    this.statementRetries = counter({
+      name: M.statementRetries,
+      help: 'Statements sent again after a passing failure (lock or statement timeout, serialization failure, lost connection), by statement',
+      labelNames: ['statement'],
+    });
     this.failedBacklog = gauge({
       name: M.failedBacklog,
       help: 'Failed rows still awaiting a retry, as of the last cycle',
@@ -170,6 +179,7 @@ export class RetryMetrics {
       buckets: [1_000, 5_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000],
     });
     this.databaseClientErrors.inc(0);
+    for (const statement of RETRIED_STATEMENTS) this.statementRetries.inc({ statement }, 0);
     this.callsInFlightGauge.set(0);
   }
 
@@ -219,6 +229,10 @@ export class RetryMetrics {
 
   claimLost(channel: string): void {
     this.claimsLost.inc({ channel: this.channels.of(channel) });
+  }
+
+  statementRetried(statement: RetriedStatement): void {
+    this.statementRetries.inc({ statement });
   }
 
   databaseClientError(): void {

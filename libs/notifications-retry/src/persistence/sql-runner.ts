@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { ConnectionWaitTimeoutError } from '../errors/connection-wait-timeout.error';
+import { isConnectionLost } from './database-error-kind';
 import { InjectNotificationsRetryDataSource } from './notifications-retry-data-source';
 import { pgPoolDriver } from './pg-pool-driver';
 import { PreparedStatementMode } from './prepared-statement-mode';
@@ -18,6 +19,12 @@ import type { SqlStatement } from './sql/sql-statement';
  *
  * `connectBy` (a `performance.now()` instant) bounds the wait for a pooled
  * connection: a cycle waits no longer than its lease lasts.
+ *
+ * A client whose statement failed because its connection is gone (SQLSTATE
+ * 57P*, 08*, the socket ended) is destroyed, never pooled again: the FATAL
+ * reply of a terminated backend arrives before the socket's end, and a client
+ * released in between would be handed straight to the next statement waiting
+ * for one (DESIGN §3.5).
  */
 @Injectable()
 export class SqlRunner {
@@ -50,6 +57,10 @@ export class SqlRunner {
         if (!this.preparedStatements.namedStatementFailed(error)) throw error;
         return (await client.query(unnamed)).rows as Row[];
       }
+    } catch (error) {
+      if (isConnectionLost(error))
+        broken ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
     } finally {
       client.removeListener('error', onError);
       client.release(broken);

@@ -1,0 +1,46 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isPassingDatabaseError } from './database-error-kind';
+
+/** Waits between tries: short first (a killed backend), longer for a lock held by a migration. */
+export const PASSING_ERROR_BACKOFF = { firstMs: 25, maxMs: 500, multiplier: 2 } as const;
+
+/** The wait before try `retry` (1-based), jittered ±20 % so that writers behind one lock spread out. */
+export function passingErrorDelayMs(retry: number, sample: number): number {
+  const { firstMs, maxMs, multiplier } = PASSING_ERROR_BACKOFF;
+  const base = Math.min(maxMs, firstMs * multiplier ** (retry - 1));
+  return Math.round(base * (0.8 + 0.4 * sample));
+}
+
+export interface PassingErrorRetry {
+  /** `performance.now()` after which no try starts: the time its outcome is still worth something. */
+  readonly giveUpAt: number;
+  /** Told of every error that is tried again. */
+  readonly onRetry?: (error: unknown, retry: number, delayMs: number) => void;
+  /** Stops waiting (the try that failed is then thrown). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails for a reason that will not pass, or
+ * the next try would start after `giveUpAt`: then the last error is thrown.
+ * Only for statements that are one atomic step (autocommit), so a failed try
+ * changed nothing and the next is a clean one.
+ */
+export async function retryPassingErrors<T>(
+  attempt: () => Promise<T>,
+  retry: PassingErrorRetry,
+): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isPassingDatabaseError(error) || retry.signal?.aborted) throw error;
+      const delayMs = passingErrorDelayMs(tries, Math.random());
+      if (performance.now() + delayMs >= retry.giveUpAt) throw error;
+      retry.onRetry?.(error, tries, delayMs);
+      await sleep(delayMs, undefined, { signal: retry.signal }).catch(() => undefined);
+      if (retry.signal?.aborted) throw error;
+    }
+  }
+}
