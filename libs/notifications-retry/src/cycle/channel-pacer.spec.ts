@@ -33,4 +33,17 @@ describe('ChannelPacer', () => {
     // 1000 / 20 + 1 = 51 ms; timers fire late on a loaded machine, never early.
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(50);
   });
+
+  it('plans the slots of rows still to claim behind those already dispatched', () => {
+    const pacer = new ChannelPacer();
+    // Nothing dispatched yet: the next slot is now, the one after one spacing (1000 / 4 + 1) later.
+    expect(pacer.slotAt('sms', 4, 1_000, 0)).toBe(1_000);
+    expect(pacer.slotAt('sms', 4, 1_000, 2)).toBe(1_502);
+    pacer.dispatched('sms', 4, 1_000);
+    expect(pacer.slotAt('sms', 4, 1_000, 0)).toBe(1_251);
+    expect(pacer.slotAt('sms', 4, 1_100, 1)).toBe(1_502);
+    // A slot in the past is now.
+    expect(pacer.slotAt('sms', 4, 5_000, 0)).toBe(5_000);
+    expect(pacer.slotAt('push', 4, 5_000, 0)).toBe(5_000);
+  });
 });

@@ -27,6 +27,15 @@ export class ChannelPacer {
     return Math.max(0, (this.nextDispatchAt.get(channel) ?? 0) - nowMs);
   }
 
+  /**
+   * When the channel's row `ahead` places behind the next one (0: the next)
+   * may be dispatched, as planned now: the claim asks it so that it claims
+   * only what can start soon, each claim long enough to cover its wait.
+   */
+  slotAt(channel: string, ratePerSec: number, nowMs: number, ahead: number): number {
+    return Math.max(nowMs, this.nextDispatchAt.get(channel) ?? 0) + ahead * spacingMs(ratePerSec);
+  }
+
   /** Records a row dispatched now. */
   dispatched(channel: string, ratePerSec: number | null, nowMs: number): void {
     if (ratePerSec === null) return;
@@ -48,6 +57,7 @@ export class ChannelPacer {
   }
 }
 
-function spacingMs(ratePerSec: number): number {
+/** The planned time between two calls of a channel limited to `ratePerSec`. */
+export function spacingMs(ratePerSec: number): number {
   return 1000 / ratePerSec + 1;
 }

@@ -29,7 +29,7 @@ import { PreparedStatementMode } from '../persistence/prepared-statement-mode';
 import { isPassingDatabaseError } from '../persistence/database-error-kind';
 import { passingErrorDelayMs } from '../persistence/retry-passing-errors';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
-import { ChannelPacer } from './channel-pacer';
+import { ChannelPacer, spacingMs } from './channel-pacer';
 import { channelExclusions, leaseAllowanceMs } from './channel-exclusions';
 import { ChannelResolver, type ResolvedChannels } from './channel-resolver';
 import { ClaimRelease } from './claim-release';
@@ -67,7 +67,11 @@ const DEFAULT_PG_POOL_SIZE = 10;
 export const MIN_POOL_SIZE = 2;
 /** A claim goes out once a tenth of the call slots are free: fewer, larger claims. */
 const CLAIM_AT_FREE_SHARE = 0.1;
-/** A rate-limited channel claims what it may start within this long, so a claim never waits long. */
+/**
+ * A rate-limited channel claims the rows whose rate slots come within this
+ * long, each claim stretched by its wait: a claimed row never waits long
+ * enough in the queue for its claim to run short.
+ */
 const RATE_HORIZON_MS = 250;
 const GROUP_COMMIT: Omit<GroupCommitSettings, 'maxStatements'> = { maxRows: 100, lingerMs: 2 };
 /**
@@ -366,10 +370,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
         const waitMs = this.startRows(cycle, channels, queue, running, wakeup);
         await this.handBack(cycle, queue.takeDropped(), 'circuit-open');
         const free = this.options.concurrency - running.size - queue.size;
-        const claim =
+        const plan: ClaimPlan =
           performance.now() >= claimRetry.at
             ? this.nextClaim(cycle, channels, queue, drained, running.size, free)
-            : null;
+            : { claim: null, nextAt: claimRetry.at };
+        const claim = plan.claim;
         if (claim) {
           const started = performance.now();
           const result = await this.claimer
@@ -395,17 +400,14 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
           queue.add(result.rows);
           continue;
         }
-        const retryInMs = claimRetry.at - performance.now();
-        if (running.size === 0 && queue.size === 0 && retryInMs <= 0) {
+        // A paced channel's next slot, or a claim to try again, still to come before the deadline.
+        const claimInMs = plan.nextAt < cycle.deadline ? plan.nextAt - performance.now() : Infinity;
+        if (running.size === 0 && queue.size === 0 && claimInMs === Infinity) {
           cycle.stop(this.idleReason(cycle, channels, drained));
           break;
         }
         await wakeup.wait(
-          Math.min(
-            waitMs,
-            retryInMs > 0 ? retryInMs : Infinity,
-            cycle.deadline - performance.now(),
-          ),
+          Math.min(waitMs, Math.max(0, claimInMs), cycle.deadline - performance.now()),
         );
       }
     } finally {
@@ -475,7 +477,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     return Number.POSITIVE_INFINITY;
   }
 
-  /** The next claim, or null when none is worth sending now. */
+  /**
+   * The next claim, or none when none is worth sending now; `nextAt` is when
+   * a rate-paced channel may claim again (Infinity: only a finished row can
+   * change anything).
+   */
   private nextClaim(
     cycle: CycleState,
     channels: ResolvedChannels,
@@ -483,41 +489,64 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     drained: ReadonlySet<string>,
     busy: number,
     free: number,
-  ): { channels: ChannelClaim[]; limit: number } | null {
+  ): ClaimPlan {
+    const none: ClaimPlan = { claim: null, nextAt: Number.POSITIVE_INFINITY };
     const remaining = this.options.drain
       ? Number.POSITIVE_INFINITY
       : this.options.batchSize - cycle.claimed;
     const limit = Math.min(free, remaining);
-    if (limit < 1) return null;
+    if (limit < 1) return none;
     // Busy: wait until enough slots are free for a claim worth its round trip.
     const threshold = Math.ceil(this.options.concurrency * CLAIM_AT_FREE_SHARE);
-    if (busy + queue.size > 0 && limit < Math.min(threshold, remaining)) return null;
+    if (busy + queue.size > 0 && limit < Math.min(threshold, remaining)) return none;
+    const now = performance.now();
     const claims: ChannelClaim[] = [];
+    let nextAt = Number.POSITIVE_INFINITY;
     for (const { config } of channels.eligible.values()) {
       if (drained.has(config.key)) continue;
-      // The claim's fence checks the lease outlives it (DESIGN §3.3).
-      const claimMs = this.claimMs(config);
-      const quota = this.quota(config, queue);
-      if (quota > 0) claims.push({ channel: config.key, quota: Math.min(quota, limit), claimMs });
+      const share = this.share(config, queue, now, cycle.deadline);
+      nextAt = Math.min(nextAt, share.nextAt);
+      // The claim's fence checks the lease outlives it (DESIGN §3.3); it covers the wait for the rate slot.
+      const claimMs = this.claimMs(config) + share.waitMs;
+      if (share.quota > 0)
+        claims.push({ channel: config.key, quota: Math.min(share.quota, limit), claimMs });
     }
-    return claims.length > 0 ? { channels: claims, limit } : null;
+    return { claim: claims.length > 0 ? { channels: claims, limit } : null, nextAt };
   }
 
-  /** How many more rows of the channel can start now. */
-  private quota(config: EligibleChannel['config'], queue: DispatchQueue<ClaimedRow>): number {
+  /**
+   * How many more rows of the channel can start now and, for a rate-limited
+   * one, how long the last of them waits for its slot; or, when its next slot
+   * is further off, when to ask again.
+   */
+  private share(
+    config: EligibleChannel['config'],
+    queue: DispatchQueue<ClaimedRow>,
+    now: number,
+    deadline: number,
+  ): { quota: number; waitMs: number; nextAt: number } {
+    const nothing = { quota: 0, waitMs: 0, nextAt: Number.POSITIVE_INFINITY };
     const circuit = this.circuits.state(config.providerKey);
-    if (circuit === 'open') return 0;
+    if (circuit === 'open') return nothing;
     // A half-open circuit lets one probe through: one row, once nothing else of it is held.
     if (circuit === 'half-open') {
-      return queue.inFlightFor(config.providerKey) + queue.waiting(config.key) > 0 ? 0 : 1;
+      const held = queue.inFlightFor(config.providerKey) + queue.waiting(config.key);
+      return { ...nothing, quota: held > 0 ? 0 : 1 };
     }
     let quota = Number.POSITIVE_INFINITY;
     if (config.maxConcurrency !== null) quota = config.maxConcurrency - queue.held(config.key);
-    if (config.rateLimitPerSec !== null) {
-      const startable = Math.max(1, Math.floor((config.rateLimitPerSec * RATE_HORIZON_MS) / 1000));
-      quota = Math.min(quota, startable - queue.waiting(config.key));
-    }
-    return Math.max(0, quota);
+    if (config.rateLimitPerSec === null) return { ...nothing, quota: Math.max(0, quota) };
+    // Paced (DESIGN §3.4): only rows whose rate slots come within the horizon and before the
+    // deadline, behind those already waiting; a claim made earlier would lapse in the queue.
+    const rate = config.rateLimitPerSec;
+    const first = this.pacer.slotAt(config.key, rate, now, queue.waiting(config.key));
+    if (first >= deadline) return nothing;
+    if (first - now > RATE_HORIZON_MS) return { ...nothing, nextAt: first - RATE_HORIZON_MS };
+    const last = Math.min(now + RATE_HORIZON_MS, deadline - 1);
+    const slots = Math.min(quota, Math.floor((last - first) / spacingMs(rate)) + 1);
+    if (slots < 1) return nothing;
+    const waitMs = Math.ceil(first + (slots - 1) * spacingMs(rate) - now);
+    return { quota: slots, waitMs, nextAt: Number.POSITIVE_INFINITY };
   }
 
   /**
@@ -697,6 +726,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       durationMs,
     };
   }
+}
+
+/** The claim to send now, if any, and when one may be worth sending next. */
+interface ClaimPlan {
+  readonly claim: { readonly channels: ChannelClaim[]; readonly limit: number } | null;
+  readonly nextAt: number;
 }
 
 /** Claims failing for a passing reason in a row: how many, since when, and when to try again. */
