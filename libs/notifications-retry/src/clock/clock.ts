@@ -31,15 +31,15 @@ export abstract class Clock {
  * clock.
  */
 export class DatabaseClock extends Clock {
-  private anchor: { readonly databaseMs: number; readonly monotonicMs: number } | null = null;
+  #anchor: { readonly databaseMs: number; readonly monotonicMs: number } | null = null;
 
   now(): Date {
-    if (!this.anchor) return new Date();
-    return new Date(this.anchor.databaseMs + (performance.now() - this.anchor.monotonicMs));
+    if (!this.#anchor) return new Date();
+    return new Date(this.#anchor.databaseMs + (performance.now() - this.#anchor.monotonicMs));
   }
 
   override observeDatabaseTime(databaseNow: Date): void {
-    this.anchor = { databaseMs: databaseNow.getTime(), monotonicMs: performance.now() };
+    this.#anchor = { databaseMs: databaseNow.getTime(), monotonicMs: performance.now() };
   }
 }
 

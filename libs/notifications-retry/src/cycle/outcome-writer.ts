@@ -14,13 +14,11 @@ import {
 import { fenceValues } from '../persistence/sql/lease-fence-parameters';
 import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
-import { isPassingDatabaseError } from '../persistence/database-error-kind';
 import { retryPassingErrors } from '../persistence/retry-passing-errors';
 import { RetryMetrics, type RetriedStatement } from '../observability/retry-metrics';
 import type { LeaseLossCause } from './lease-loss';
 import type { OutcomeWriteResult } from './outcome-write-result';
 import type { RowOutcome } from './row-settlement';
-import type { RowTransition } from './row-transition';
 
 /** How outcomes are grouped into statements. */
 export interface GroupCommitSettings {
@@ -79,13 +77,13 @@ export class OutcomeWriterFactory {
 
 /**
  * Settlement (DESIGN §3.5) for one cycle: outcomes that finish close together
- * go out in one statement (group commit). A statement that fails for a
- * passing reason (a lock or statement timeout, a serialization failure, a
- * lost connection: the runner destroys that client) is sent again with
- * backoff while its rows' claims live; one that fails otherwise is retried
- * row by row, so one bad row never takes the others with it; a row whose own
- * write still fails gets its hold written instead. Once a statement finds the
- * lease gone, nothing more is sent.
+ * go out in one statement (group commit). A group statement that fails is
+ * retried row by row, so one bad row never takes the others with it. A row's
+ * write that fails for a passing reason (a lock or statement timeout, a
+ * serialization failure, a lost connection: the runner destroys that client)
+ * is sent again with backoff while its claim lives; a row whose write still
+ * fails gets its hold written instead. Once a statement finds the lease gone,
+ * nothing more is sent.
  */
 export class OutcomeWriter {
   private pending: Pending[] = [];
@@ -131,26 +129,23 @@ export class OutcomeWriter {
 
   private async writeGroup(group: readonly Pending[]): Promise<void> {
     if (this.lost) return this.resolveLost(group, this.lost);
-    const outcomes = group.map((p) => p.outcome);
+    if (group.length === 1) return group[0].resolve(await this.writeOne(group[0].outcome));
     let result: StatementResult;
     try {
-      result = await this.runRetrying('settle', outcomes, claimEnd(outcomes) - HOLD_RESERVE_MS);
-    } catch (error) {
-      // Passing failures were tried again until the claims were about to lapse: no time is left
-      // for row-by-row writes, only for the holds.
-      if (group.length === 1 || isPassingDatabaseError(error)) {
-        const results = await this.holdAll(outcomes, error);
-        group.forEach((pending, i) => pending.resolve(results[i]));
-        return;
-      }
-      // One statement, one atomic write: none of the group is written. Each row on its own now.
-      for (const pending of group) pending.resolve(await this.writeOne(pending.outcome));
+      result = await this.run(group.map((p) => p.outcome));
+    } catch {
+      // One statement, one atomic write: none of the group is written. Each row on its own now
+      // (a fresh connection if this one died), so that one bad row never holds back the others.
+      await inLanes(group, this.settings.maxStatements, async (pending) =>
+        pending.resolve(await this.writeOne(pending.outcome)),
+      );
       return;
     }
     if (result.kind === 'lease-lost') return this.resolveLost(group, result.cause);
     for (const { outcome, resolve } of group) resolve(this.resultOf(outcome, result.settled));
   }
 
+  /** One row's outcome, sent again for passing failures while its claim has room for the hold. */
   private async writeOne(outcome: RowOutcome): Promise<OutcomeWriteResult> {
     if (this.lost) return { kind: 'lease-lost', cause: this.lost };
     try {
@@ -161,44 +156,30 @@ export class OutcomeWriter {
       );
       return result.kind === 'lease-lost' ? result : this.resultOf(outcome, result.settled);
     } catch (error) {
-      const [held] = await this.holdAll([outcome], error);
-      return held;
+      return this.hold(outcome, error);
     }
   }
 
   /**
-   * The outcomes' own writes failed: record each attempt and hold its row by
-   * backoff instead (one statement for them all, sent again for passing
-   * failures until their claims lapse). A row without a hold stays as it is.
+   * The outcome's own write failed: record the attempt and hold the row by
+   * backoff instead, sent again for passing failures until the claim lapses.
    */
-  private async holdAll(
-    outcomes: readonly RowOutcome[],
-    error: unknown,
-  ): Promise<OutcomeWriteResult[]> {
-    const holds = outcomes.filter((o) => o.hold);
-    const results = new Map<RowOutcome, OutcomeWriteResult>();
-    if (holds.length > 0 && !this.lost) {
-      try {
-        const result = await this.runRetrying(
-          'hold',
-          holds.map((o) => ({ ...o, transition: o.hold as RowTransition, event: null })),
-          claimEnd(holds),
-        );
-        for (const o of holds) {
-          results.set(
-            o,
-            result.kind === 'lease-lost'
-              ? result
-              : result.settled.has(o.row.id)
-                ? { kind: 'held', hold: o.hold as RowTransition, error }
-                : { kind: 'claim-lost' },
-          );
-        }
-      } catch (holdError) {
-        for (const o of holds) results.set(o, { kind: 'not-written', error: holdError });
-      }
+  private async hold(outcome: RowOutcome, error: unknown): Promise<OutcomeWriteResult> {
+    if (!outcome.hold || this.lost) return { kind: 'not-written', error };
+    const hold = outcome.hold;
+    try {
+      const result = await this.runRetrying(
+        'hold',
+        [{ ...outcome, transition: hold, event: null }],
+        outcome.row.claimedUntil,
+      );
+      if (result.kind === 'lease-lost') return result;
+      return result.settled.has(outcome.row.id)
+        ? { kind: 'held', hold, error }
+        : { kind: 'claim-lost' };
+    } catch (holdError) {
+      return { kind: 'not-written', error: holdError };
     }
-    return outcomes.map((o) => results.get(o) ?? { kind: 'not-written', error });
   }
 
   private runRetrying(
@@ -240,9 +221,17 @@ export class OutcomeWriter {
   }
 }
 
-/** When the first of the outcomes' claims lapses, as this process sees it. */
-function claimEnd(outcomes: readonly RowOutcome[]): number {
-  return Math.min(...outcomes.map((o) => o.row.claimedUntil));
+/** Runs `work` on every item, at most `lanes` at a time. */
+async function inLanes<T>(
+  items: readonly T[],
+  lanes: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(lanes, items.length)) }, lane));
 }
 
 /** The settle statement's arrays: index i of each is outcome i. */
