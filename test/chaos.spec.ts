@@ -21,6 +21,7 @@ describe('chaos run (reduced size)', () => {
     maxDurationS: 180,
     killEveryMs: 4_000,
     terminateEveryMs: 2_500,
+    groupCommitKillEveryMs: 2_000,
     sigterms: 1,
     sigstops: 1,
     concurrency: 4,
@@ -49,6 +50,7 @@ describe('chaos run (reduced size)', () => {
   it('really did the chaos: SIGKILLs, backend terminations and a SIGTERM mid-cycle that exited 0', () => {
     expect(result.crashes.filter((c) => c.kind === 'sigkill').length).toBeGreaterThan(0);
     expect(result.crashes.filter((c) => c.kind === 'terminate').length).toBeGreaterThan(0);
+    expect(result.crashes.filter((c) => c.kind === 'group-commit-kill').length).toBeGreaterThan(0);
     const sigterms = result.sigterms.filter((s) => !s.final);
     expect(sigterms).toHaveLength(1);
     expect(sigterms[0]).toMatchObject({ midCycle: true, code: 0, signal: null });

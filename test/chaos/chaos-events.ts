@@ -1,10 +1,10 @@
 /** Something the runner did to an instance that can cut a unit of work between its provider call and its COMMIT. */
 export interface CrashEvent {
-  readonly kind: 'sigkill' | 'terminate' | 'sigterm' | 'sigstop';
+  readonly kind: 'sigkill' | 'terminate' | 'group-commit-kill' | 'sigterm' | 'sigstop';
   readonly instanceId: string;
   /** Database clock (clock_timestamp()), the clock the ledger and the audit use. */
   readonly at: Date;
-  /** terminate: backends ended (all / not idle); sigterm: the exit and whether it was mid-cycle; sigstop: the lease. */
+  /** terminate: backends ended (all / not idle); group-commit-kill: settle statements' backends ended; sigterm: the exit and whether it was mid-cycle; sigstop: the lease. */
   readonly detail: string;
 }
 

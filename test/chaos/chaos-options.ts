@@ -14,6 +14,11 @@ export interface ChaosOptions {
   readonly killEveryMs: number;
   /** Mean gap between pg_terminate_backend rounds on a random instance's worker connections. */
   readonly terminateEveryMs: number;
+  /**
+   * Mean gap between kills of the backends that carry group commits (the outbox
+   * held a moment so that settle statements queue behind it, then ended).
+   */
+  readonly groupCommitKillEveryMs: number;
   /** SIGTERMs sent to an instance in the middle of a cycle (each restarted after its exit). */
   readonly sigterms: number;
   /**
@@ -39,6 +44,7 @@ export const FULL_RUN: Omit<ChaosOptions, 'outDir'> = {
   maxDurationS: 1800,
   killEveryMs: 5_000,
   terminateEveryMs: 3_000,
+  groupCommitKillEveryMs: 4_000,
   sigterms: 2,
   sigstops: 2,
   concurrency: 8,
@@ -52,7 +58,7 @@ export function defaultOutDir(): string {
 }
 
 const USAGE = `npm run chaos [-- --rows 10000 --instances 3 --seed 1 --max-duration-s 1800
-  --kill-every-ms 5000 --terminate-every-ms 3000 --sigterms 2 --sigstops 2 --concurrency 8
+  --kill-every-ms 5000 --terminate-every-ms 3000 --group-commit-kill-every-ms 4000 --sigterms 2 --sigstops 2 --concurrency 8
   --batch-size 200 --spread-ms 20000 --out DIR --keep-database]`;
 
 const NUMERIC: Record<string, keyof ChaosOptions> = {
@@ -62,6 +68,7 @@ const NUMERIC: Record<string, keyof ChaosOptions> = {
   '--max-duration-s': 'maxDurationS',
   '--kill-every-ms': 'killEveryMs',
   '--terminate-every-ms': 'terminateEveryMs',
+  '--group-commit-kill-every-ms': 'groupCommitKillEveryMs',
   '--sigterms': 'sigterms',
   '--sigstops': 'sigstops',
   '--concurrency': 'concurrency',

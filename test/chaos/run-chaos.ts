@@ -25,6 +25,7 @@ import {
   type SeededRow,
 } from './chaos-database';
 import type { CrashEvent, SigstopRecord, SigtermRecord, UnexpectedExit } from './chaos-events';
+import { killGroupCommits } from './group-commit-kill';
 import { checkInvariants, type DuplicateFigures, type InvariantResult } from './chaos-invariants';
 import { parseChaosOptions, type ChaosOptions } from './chaos-options';
 import { FAULT_SHARES, NON_RETRIABLE_CODES, seededRandom } from './fault-plan';
@@ -144,6 +145,7 @@ async function chaos(
   }> = [];
   let stopping = false;
   let terminatedBackends = 0;
+  let groupCommitKillRunning = false;
   const pending = new Set<Promise<void>>();
   const dbNow = async (): Promise<Date> =>
     (await client.query<{ at: Date }>('SELECT clock_timestamp() AS at')).rows[0].at;
@@ -179,6 +181,7 @@ async function chaos(
   for (let slot = 1; slot <= options.instances; slot++) start(slot);
   let nextKill = runStarted + jittered(options.killEveryMs);
   let nextTerminate = runStarted + jittered(options.terminateEveryMs);
+  let nextGroupCommitKill = runStarted + jittered(options.groupCommitKillEveryMs);
   let sigtermsSent = 0;
   // The first SIGTERM goes to the first instance seen working; later ones are spread out.
   let nextSigterm = runStarted;
@@ -294,6 +297,28 @@ async function chaos(
         }),
       );
       continue;
+    }
+
+    // In the background (the outbox is held for a moment meanwhile): the other faults go on.
+    if (!groupCommitKillRunning && now >= nextGroupCommitKill) {
+      nextGroupCommitKill = now + jittered(options.groupCommitKillEveryMs);
+      groupCommitKillRunning = true;
+      track(
+        killGroupCommits(databaseUrl)
+          .then((kill) => {
+            if (!kill) return;
+            crashes.push({
+              kind: 'group-commit-kill',
+              instanceId: kill.instanceIds.join(','),
+              at: kill.at,
+              detail: `${kill.backends} backends`,
+            });
+          })
+          .catch((error: unknown) => log(`group-commit kill failed: ${String(error)}`))
+          .finally(() => {
+            groupCommitKillRunning = false;
+          }),
+      );
     }
 
     if (now >= nextTerminate) {
@@ -536,6 +561,7 @@ async function collectFigures(
   const seconds = run.processingMs / 1000;
   const kills = run.crashes.filter((c) => c.kind === 'sigkill');
   const terminations = run.crashes.filter((c) => c.kind === 'terminate');
+  const groupCommitKills = run.crashes.filter((c) => c.kind === 'group-commit-kill');
   const chaosSigterms = run.sigterms.filter((s) => !s.final);
   const boots = run.supervisor.all
     .filter((i) => i.readyAt !== null)
@@ -574,6 +600,10 @@ async function collectFigures(
     [
       'pg_terminate_backend rounds / backends ended',
       `${terminations.length} / ${run.terminatedBackends}`,
+    ],
+    [
+      'group commits killed (settle statements ended)',
+      `${groupCommitKills.length} (${groupCommitKills.reduce((n, c) => n + Number.parseInt(c.detail, 10), 0)})`,
     ],
     [
       'SIGTERMs mid-cycle (exit codes)',
