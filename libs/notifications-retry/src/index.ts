@@ -44,7 +44,8 @@ export { ChannelCatalog } from './channels/channel-catalog';
 export type { ChannelConfig } from './channels/channel-config';
 export { backoffDelayMs, BACKOFF_JITTER_RATIO, type RetryBackoff } from './channels/retry-backoff';
 
-export { DistributedLock } from './locking/distributed-lock';
+export { DistributedLock, type LockReleaseOptions } from './locking/distributed-lock';
+export type { CompletedCycleRecord } from './locking/completed-cycle-record';
 export type { Lease } from './locking/lease';
 export type { LeaseFence } from './locking/lease-fence';
 export { Clock, DatabaseClock, SystemClock } from './clock/clock';

@@ -253,7 +253,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     // Once per process (a no-op after): logged before any line of a cycle, and before it holds a lease.
     await this.preparedStatements.named();
     if (this.unreleased) {
-      // Owner and fencing token checked by release(): a no-op if anyone took over meanwhile.
+      // Owner and fencing token checked by release(): a no-op if anyone took over meanwhile. Not
+      // recorded as completed even if it was: the record would carry this tick's time.
       await this.lock.release(this.unreleased);
       this.unreleased = null;
     }
@@ -268,6 +269,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       (this.clock as Partial<Clock>).observeDatabaseTime?.call(this.clock, lease.acquiredAt);
     const cycle = this.begin(runId, correlationId, lease, options.now ?? this.clock.now(), started);
 
+    let report: CycleReport | undefined;
     const onHardStop = (): void => cycle.interrupt.abort(this.hardStop.signal.reason);
     if (this.hardStop.signal.aborted) onHardStop();
     this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
@@ -277,7 +279,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       await this.work(cycle, channels, stop);
       if (cycle.leaseLoss) this.reporter.leaseLost(cycle, cycle.leaseLoss);
       else await this.countRows(cycle, channels);
-      return this.complete(cycle, started);
+      report = this.complete(cycle, started);
+      return report;
     } catch (error) {
       cycle.span.recordException(error instanceof Error ? error : String(error));
       cycle.span.setStatus({ code: SpanStatusCode.ERROR });
@@ -286,7 +289,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       cycle.span.end();
       this.hardStop.signal.removeEventListener('abort', onHardStop);
       // After the last write. A lease found lost is someone else's now (release would be a no-op).
-      if (!cycle.leaseLoss) await this.releaseLease(cycle);
+      if (!cycle.leaseLoss) await this.releaseLease(cycle, report !== undefined);
     }
   }
 
@@ -604,8 +607,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     return report;
   }
 
-  private async releaseLease(cycle: CycleState): Promise<void> {
-    await this.lock.release(cycle.lease).catch((error: unknown) => {
+  /**
+   * A completed cycle is recorded with the release (the lease row says when),
+   * which is what /health reads on every instance.
+   */
+  private async releaseLease(cycle: CycleState, cycleCompleted: boolean): Promise<void> {
+    await this.lock.release(cycle.lease, { cycleCompleted }).catch((error: unknown) => {
       this.unreleased = cycle.lease;
       this.reporter.leaseReleaseFailed(cycle, error);
     });
