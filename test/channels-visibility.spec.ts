@@ -78,14 +78,14 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts.sent).toBe(1);
-    const health = app.cycles.health();
+    const health = await app.cycles.health();
     expect(health.healthy).toBe(true);
     expect(health.misconfiguredChannels).toEqual([
       { channel: 'orphan', reason: 'no-provider-adapter' },
       { channel: 'slow', reason: 'timeout-exceeds-lease' },
     ]);
     // The Terminus indicator a host registers shows them as details, and stays up.
-    const indicator = app.module.get(RetryWorkerHealthIndicator).check('retryWorker');
+    const indicator = await app.module.get(RetryWorkerHealthIndicator).check('retryWorker');
     expect(indicator.retryWorker).toMatchObject({
       status: 'up',
       misconfiguredChannels: health.misconfiguredChannels,
@@ -115,7 +115,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
 
     for (let cycle = 0; cycle < 3; cycle++) completed(await app.cycles.runCycle());
 
-    expect(app.cycles.health().misconfiguredChannels).toEqual([
+    expect((await app.cycles.health()).misconfiguredChannels).toEqual([
       { channel: 'typo', reason: 'not-configured' },
     ]);
     expect(await excludedChannelsGauge('not-configured')).toBe(1);
@@ -128,7 +128,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     await app.reset();
     await insertChannel(ds, { key: 'orphan', providerKey: 'nobody-serves-this' });
     completed(await app.cycles.runCycle());
-    expect(app.cycles.health().misconfiguredChannels).toHaveLength(1);
+    expect((await app.cycles.health()).misconfiguredChannels).toHaveLength(1);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(1);
 
     // Another instance holds the lease now.
@@ -139,7 +139,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     const skipped = await app.cycles.runCycle();
 
     expect(skipped).toMatchObject({ status: 'skipped', skipReason: 'lease-held' });
-    expect(app.cycles.health().misconfiguredChannels).toEqual([]);
+    expect((await app.cycles.health()).misconfiguredChannels).toEqual([]);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(0);
   });
 

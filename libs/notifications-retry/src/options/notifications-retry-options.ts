@@ -55,7 +55,12 @@ export interface NotificationsRetryModuleOptions {
    * Every channel needs timeout + margin to fit the lease. Default 2 000.
    */
   settleMarginMs?: number;
-  /** The worker reports unhealthy after this many schedule intervals without a cycle. Default 3. */
+  /**
+   * /health reports the worker down once no instance has completed a cycle for
+   * this many schedule intervals, as the lease row records it (a tick skipped
+   * for a held lease does not count), and a process this long after its start.
+   * Default 3.
+   */
   healthStaleMultiple?: number;
   /** Lease owner name of this instance. Default host name, pid and a random suffix. */
   instanceId?: string;
