@@ -108,6 +108,7 @@ export { InvalidProviderAdapterError } from './errors/invalid-provider-adapter.e
 export { InsufficientPoolSizeError } from './errors/insufficient-pool-size.error';
 export { ConnectionWaitTimeoutError } from './errors/connection-wait-timeout.error';
 export { MissingProviderAdapterError } from './errors/missing-provider-adapter.error';
+export { MissingLeaseFenceError } from './errors/missing-lease-fence.error';
 
 export { WebhookProviderAdapter } from './providers/webhook/webhook-provider-adapter';
 export type { WebhookProviderOptions } from './providers/webhook/webhook-provider-options';
