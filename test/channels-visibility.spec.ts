@@ -78,14 +78,14 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts.sent).toBe(1);
-    const health = app.cycles.health();
+    const health = await app.cycles.health();
     expect(health.healthy).toBe(true);
     expect(health.misconfiguredChannels).toEqual([
       { channel: 'orphan', reason: 'no-provider-adapter' },
       { channel: 'slow', reason: 'timeout-exceeds-lease' },
     ]);
     // The Terminus indicator a host registers shows them as details, and stays up.
-    const indicator = app.module.get(RetryWorkerHealthIndicator).check('retryWorker');
+    const indicator = await app.module.get(RetryWorkerHealthIndicator).check('retryWorker');
     expect(indicator.retryWorker).toMatchObject({
       status: 'up',
       misconfiguredChannels: health.misconfiguredChannels,
@@ -93,19 +93,29 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     expect(await excludedChannelsGauge('timeout-exceeds-lease')).toBe(1);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(1);
     expect(await excludedChannelsGauge('disabled')).toBe(1);
-    expect(app.logs.events('channel-disabled')).toEqual([]);
+    // The disabled channel and its waiting row have the specification's line; the others theirs.
+    expect(app.logs.events('channel-disabled')).toEqual([
+      expect.objectContaining({
+        runId: report.runId,
+        channels: 1,
+        dueRows: 1,
+        sample: [{ channel: 'paused', dueRows: 1 }],
+      }),
+    ]);
     const [summary, ...more] = app.logs.events('channels-excluded');
     expect(more).toEqual([]);
-    expect(summary).toMatchObject({
-      channels: 3,
-      dueRows: 1,
-      misconfigured: 2,
-      byReason: {
-        disabled: { channels: 1, dueRows: 1 },
-        'no-provider-adapter': { channels: 1, dueRows: 0 },
-        'timeout-exceeds-lease': { channels: 1, dueRows: 0 },
-      },
-    });
+    expect(summary).toEqual(
+      expect.objectContaining({
+        runId: report.runId,
+        channels: 2,
+        dueRows: 0,
+        misconfigured: 2,
+        byReason: {
+          'no-provider-adapter': { channels: 1, dueRows: 0 },
+          'timeout-exceeds-lease': { channels: 1, dueRows: 0 },
+        },
+      }),
+    );
   });
 
   it('shows an invalid catalog row without due rows as not-configured, and logs it once, not every cycle', async () => {
@@ -115,7 +125,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
 
     for (let cycle = 0; cycle < 3; cycle++) completed(await app.cycles.runCycle());
 
-    expect(app.cycles.health().misconfiguredChannels).toEqual([
+    expect((await app.cycles.health()).misconfiguredChannels).toEqual([
       { channel: 'typo', reason: 'not-configured' },
     ]);
     expect(await excludedChannelsGauge('not-configured')).toBe(1);
@@ -128,7 +138,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     await app.reset();
     await insertChannel(ds, { key: 'orphan', providerKey: 'nobody-serves-this' });
     completed(await app.cycles.runCycle());
-    expect(app.cycles.health().misconfiguredChannels).toHaveLength(1);
+    expect((await app.cycles.health()).misconfiguredChannels).toHaveLength(1);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(1);
 
     // Another instance holds the lease now.
@@ -139,7 +149,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     const skipped = await app.cycles.runCycle();
 
     expect(skipped).toMatchObject({ status: 'skipped', skipReason: 'lease-held' });
-    expect(app.cycles.health().misconfiguredChannels).toEqual([]);
+    expect((await app.cycles.health()).misconfiguredChannels).toEqual([]);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(0);
   });
 
@@ -183,9 +193,20 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
       const event = (entry.message as { event?: unknown } | null)?.event;
       return typeof event !== 'string' || !itemLines.has(event);
     });
-    // retry-cycle-started, channels-excluded, cycle-completed, and little else.
+    // retry-cycle-started, channel-disabled, cycle-completed, and little else.
     expect(otherLines.length).toBeLessThanOrEqual(5);
-    expect(app.logs.events('channels-excluded')).toHaveLength(1);
+    // 500 disabled channels with a row each: one line, naming the first 20 of them.
+    const [disabled, ...moreDisabled] = app.logs.events('channel-disabled');
+    expect(moreDisabled).toEqual([]);
+    expect(disabled).toMatchObject({ channels: 500, dueRows: 500 });
+    expect(disabled.sample).toHaveLength(20);
+    expect(disabled.sample).toEqual(
+      keys
+        .filter((_, i) => i % 2 === 1)
+        .slice(0, 20)
+        .map((channel) => ({ channel, dueRows: 1 })),
+    );
+    expect(app.logs.events('channels-excluded')).toEqual([]);
     // The default bound: 50 channels with their own series, the rest summed under one.
     expect((await channelLabelValues()).size).toBeLessThanOrEqual(51);
     // The delivering channels got the label values first (not the 500 disabled ones): every send is

@@ -6,6 +6,7 @@ import {
   Clock,
   DistributedLock,
   InvalidModuleOptionsError,
+  MissingLeaseFenceError,
   NotificationsRetryModule,
   RandomSource,
   RetriableDeliveryError,
@@ -14,6 +15,7 @@ import {
   type ChannelCatalog,
   type ChannelConfig,
   type Lease,
+  type LeaseFence,
   type NotificationsRetryExtensions,
 } from '@pin/notifications-retry';
 import { OPEN_FENCE } from './support/open-fence';
@@ -55,6 +57,26 @@ class CountingLock extends DistributedLock {
     return Promise.resolve();
   }
 }
+
+/**
+ * A lock written against a version without fences (or in JavaScript): `declare`
+ * satisfies the compiler, and nothing is there at run time.
+ */
+class FencelessLock extends DistributedLock {
+  declare readonly fence: LeaseFence;
+
+  acquire(key: string, owner: string): Promise<Lease> {
+    return Promise.resolve({ key, owner, fencingToken: 1 });
+  }
+
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** A team's module that provides its own lock, for `useExisting`. */
+@Module({ providers: [FencelessLock], exports: [FencelessLock] })
+class TeamLockModule {}
 
 const FROZEN_AT = new Date('2100-01-01T00:00:00.000Z');
 
@@ -166,6 +188,33 @@ describe('NotificationsRetryModule extensions in every Nest provider form (real 
     }).compile();
     expect(module.get(Clock)).toBeInstanceOf(LateClock);
   });
+
+  it.each<[string, NotificationsRetryExtensions['distributedLock']]>([
+    ['a class given as is', FencelessLock],
+    ['useClass', { useClass: FencelessLock }],
+    ['useFactory', { useFactory: () => new FencelessLock() }],
+    ['useExisting', { useExisting: FencelessLock }],
+  ])(
+    'fails start-up with MissingLeaseFenceError, saying what to implement, for a DistributedLock without a fence (%s)',
+    async (_form, distributedLock) => {
+      const failure = Test.createTestingModule({
+        imports: [
+          TypeOrmModule.forRoot(dataSourceOptions(db.url)),
+          NotificationsRetryModule.forRootAsync({
+            imports: [TeamLockModule],
+            useFactory: () => ({ enabled: false }),
+            extensions: { distributedLock },
+          }),
+        ],
+      }).compile();
+
+      await expect(failure).rejects.toBeInstanceOf(MissingLeaseFenceError);
+      await expect(failure).rejects.toMatchObject({ code: 'missing_lease_fence' });
+      await expect(failure).rejects.toThrow(
+        /^The DistributedLock in use \(extensions\.distributedLock\) has no fence: got undefined\. Implement `readonly fence: LeaseFence` on it: \{ sql, params\(lease\) \}/,
+      );
+    },
+  );
 
   const nowClock = new SystemClock();
   it.each<[string, unknown, string, RegExp]>([

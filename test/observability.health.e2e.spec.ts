@@ -8,7 +8,6 @@ import { completed } from './support/cycle-reports';
 import { DatabaseAvailability } from './support/database-availability';
 import { insertChannel, insertNotification, minutesAgo, minutesLater } from './support/fixtures';
 import { startHostApp, type HostTestApp } from './support/host-test-app';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { scriptedAdapterFor, type ScriptedAdapter } from './support/scripted-provider-adapter';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 
@@ -18,7 +17,6 @@ const MailerAdapter = scriptedAdapterFor('mailer');
 const YEARLY = '0 0 0 1 1 *';
 // The longest gap among the next runs of YEARLY always spans a leap year.
 const LEAP_YEAR_MS = 366 * 24 * 3_600_000;
-const DAY_MS = 24 * 3_600_000;
 
 interface HealthBody {
   status: string;
@@ -27,33 +25,11 @@ interface HealthBody {
   details: Record<string, Record<string, unknown>>;
 }
 
-/** Moves wall-clock time (Date only: timers, I/O and performance.now() stay real). */
-function fakeWallClockAt(at: number): void {
-  jest.useFakeTimers({
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'requestAnimationFrame',
-      'cancelAnimationFrame',
-      'requestIdleCallback',
-      'cancelIdleCallback',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  });
-  jest.setSystemTime(at);
-}
-
 /**
  * GET /health of the host app (Terminus): the database ping and the worker's
- * own verdict, over HTTP, against real PostgreSQL that the test takes away and
- * gives back.
+ * verdict (read from the lease row), over HTTP, against real PostgreSQL that
+ * the test takes away and gives back. Staleness across instances, with the
+ * schedule running: observability.health.instances.spec.ts.
  */
 describe('observability: /health of the host app', () => {
   let db: TestDatabase;
@@ -80,12 +56,7 @@ describe('observability: /health of the host app', () => {
     options = host.app.get(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS);
   });
 
-  afterEach(() => {
-    jest.useRealTimers();
-  });
-
   afterAll(async () => {
-    jest.useRealTimers();
     await availability?.restore().catch(() => undefined);
     await host?.close();
     await db?.drop();
@@ -103,9 +74,17 @@ describe('observability: /health of the host app', () => {
     return n;
   }
 
-  it('judges staleness by the schedule: the longest gap of the cron times healthStaleMultiple', () => {
+  async function lastCompletedFromSql(): Promise<{ at: Date | null; by: string | null }> {
+    const [row]: Array<{ at: Date | null; by: string | null }> = await host.dataSource.query(
+      `SELECT last_completed_at AS at, last_completed_by AS by FROM distributed_locks WHERE key = $1`,
+      [options.lockKey],
+    );
+    return row ?? { at: null, by: null };
+  }
+
+  it('judges staleness by the schedule: the longest gap of the cron times healthStaleMultiple', async () => {
     expect(options.scheduleIntervalMs).toBe(LEAP_YEAR_MS);
-    expect(host.cycles.health().staleAfterMs).toBe(2 * LEAP_YEAR_MS);
+    expect((await host.cycles.health()).staleAfterMs).toBe(2 * LEAP_YEAR_MS);
   });
 
   it('answers 200 with the database and the worker up on a fresh instance, before any cycle', async () => {
@@ -119,6 +98,8 @@ describe('observability: /health of the host app', () => {
         retryWorker: {
           status: 'up',
           enabled: true,
+          lastCompletedAt: null,
+          lastCompletedBy: null,
           lastCycleAt: null,
           lastCycleStatus: null,
           staleAfterMs: 2 * LEAP_YEAR_MS,
@@ -132,35 +113,9 @@ describe('observability: /health of the host app', () => {
     });
   });
 
-  it('answers 503 with the worker down and a reason once no cycle ran for longer than staleAfterMs', async () => {
-    fakeWallClockAt(Date.now() + 2 * LEAP_YEAR_MS + DAY_MS);
-
-    const { status, body } = await health();
-
-    expect(status).toBe(503);
-    expect(body.status).toBe('error');
-    expect(body.info).toEqual({ database: { status: 'up' } });
-    expect(body.error).toEqual({
-      retryWorker: {
-        status: 'down',
-        enabled: true,
-        lastCycleAt: null,
-        lastCycleStatus: null,
-        staleAfterMs: 2 * LEAP_YEAR_MS,
-        failedBacklog: null,
-        misconfiguredChannels: [],
-        pausedChannels: [],
-        reason: `no cycle for more than ${2 * LEAP_YEAR_MS} ms`,
-      },
-    });
-
-    // Back to the real time: the same instance is healthy again.
-    jest.useRealTimers();
-    expect((await health()).status).toBe(200);
-  });
-
   describe('after a completed cycle', () => {
     let lastCycleAt: Date;
+    let recorded: { at: Date | null; by: string | null };
 
     beforeAll(async () => {
       await insertChannel(host.dataSource, { key: 'email', providerKey: 'mailer', maxAttempts: 3 });
@@ -186,12 +141,21 @@ describe('observability: /health of the host app', () => {
       const before = Date.now();
       const report = completed(await host.cycles.runCycle());
       expect(report.counts).toMatchObject({ sent: 1, retried: 2 });
-      lastCycleAt = host.cycles.health().lastCycleAt!;
+      lastCycleAt = (await host.cycles.health()).lastCycleAt!;
       expect(lastCycleAt.getTime()).toBeGreaterThanOrEqual(before);
       expect(lastCycleAt.getTime()).toBeLessThanOrEqual(Date.now());
+      recorded = await lastCompletedFromSql();
     });
 
-    it('answers 200 with lastCycleStatus completed, the cycle time and the failed backlog', async () => {
+    it('records the completed cycle in the lease row, by the database clock, with the instance', async () => {
+      const [{ now }]: Array<{ now: Date }> = await host.dataSource.query(`SELECT now()`);
+      expect(recorded.by).toBe('health-test-instance');
+      expect(recorded.at).toBeInstanceOf(Date);
+      expect(now.getTime() - recorded.at!.getTime()).toBeGreaterThanOrEqual(0);
+      expect(now.getTime() - recorded.at!.getTime()).toBeLessThan(60_000);
+    });
+
+    it('answers 200 with the recorded cycle, lastCycleStatus completed, the cycle time and the failed backlog', async () => {
       const backlog = await failedBacklogFromSql();
       expect(backlog).toBe(3);
 
@@ -201,6 +165,8 @@ describe('observability: /health of the host app', () => {
       expect(body.info?.retryWorker).toEqual({
         status: 'up',
         enabled: true,
+        lastCompletedAt: recorded.at!.toISOString(),
+        lastCompletedBy: 'health-test-instance',
         lastCycleAt: lastCycleAt.toISOString(),
         lastCycleStatus: 'completed',
         staleAfterMs: 2 * LEAP_YEAR_MS,
@@ -210,24 +176,7 @@ describe('observability: /health of the host app', () => {
       });
     });
 
-    it('stays up until staleAfterMs after that cycle, and goes down just past it', async () => {
-      fakeWallClockAt(lastCycleAt.getTime() + 2 * LEAP_YEAR_MS - 1_000);
-      expect((await health()).status).toBe(200);
-
-      jest.setSystemTime(lastCycleAt.getTime() + 2 * LEAP_YEAR_MS + 1_000);
-      const { status, body } = await health();
-
-      expect(status).toBe(503);
-      expect(body.error?.retryWorker).toMatchObject({
-        status: 'down',
-        lastCycleAt: lastCycleAt.toISOString(),
-        lastCycleStatus: 'completed',
-        reason: `no cycle for more than ${2 * LEAP_YEAR_MS} ms`,
-      });
-      expect(body.info?.database).toEqual({ status: 'up' });
-    });
-
-    it('counts a tick skipped for another instance’s lease as a cycle on time', async () => {
+    it('records nothing for a tick skipped for another instance’s lease: up while the recorded cycle is recent', async () => {
       const lock = host.app.get(DistributedLock);
       const held = await lock.acquire(options.lockKey, 'another-instance', 60_000);
       expect(held).not.toBeNull();
@@ -243,6 +192,8 @@ describe('observability: /health of the host app', () => {
       expect(status).toBe(200);
       expect(body.info?.retryWorker).toMatchObject({
         status: 'up',
+        lastCompletedAt: recorded.at!.toISOString(),
+        lastCompletedBy: 'health-test-instance',
         lastCycleStatus: 'lease-held',
         // As of the last completed cycle: a skipped tick counts nothing.
         failedBacklog: 3,
@@ -251,6 +202,7 @@ describe('observability: /health of the host app', () => {
       });
       const skippedAt = new Date(String(body.info?.retryWorker.lastCycleAt)).getTime();
       expect(skippedAt).toBeGreaterThan(lastCycleAt.getTime());
+      expect(await lastCompletedFromSql()).toEqual(recorded);
     });
   });
 
@@ -259,7 +211,7 @@ describe('observability: /health of the host app', () => {
       await availability.restore();
     });
 
-    it('answers 503 with the database down, and 200 again once it is back (the pool reconnects)', async () => {
+    it('answers 503 with the database down and the worker down naming the database error, and 200 again once it is back (the pool reconnects)', async () => {
       expect((await health()).status).toBe(200);
       expect(await availability.sessions()).toBeGreaterThan(0);
 
@@ -270,8 +222,13 @@ describe('observability: /health of the host app', () => {
       expect(down.status).toBe(503);
       expect(down.body.status).toBe('error');
       expect(down.body.error?.database).toMatchObject({ status: 'down' });
-      // The worker itself is still on schedule: only the database is reported down.
-      expect(down.body.info?.retryWorker).toMatchObject({ status: 'up' });
+      // Nobody can record a cycle now, and the reason says why rather than only "no cycle".
+      expect(down.body.error?.retryWorker).toMatchObject({
+        status: 'down',
+        reason: expect.stringMatching(
+          /^cannot read the last completed cycle from the database: .*not currently accepting connections/,
+        ),
+      });
 
       await availability.restore();
       const deadline = Date.now() + 10_000;
@@ -282,80 +239,6 @@ describe('observability: /health of the host app', () => {
       }
       expect(again.status).toBe(200);
       expect(again.body.info?.database).toEqual({ status: 'up' });
-    });
-  });
-
-  describe('RetryCycleService.health(now) itself', () => {
-    let disabled: RetryTestApp;
-
-    beforeAll(async () => {
-      disabled = await createRetryTestApp({ url: db.url, options: { enabled: false } });
-    });
-
-    afterAll(async () => {
-      await disabled?.close();
-    });
-
-    it('is healthy with enabled false where the worker is off, however long without a cycle', () => {
-      const health = disabled.cycles.health(new Date(Date.now() + 10 * LEAP_YEAR_MS));
-
-      expect(health).toEqual({
-        healthy: true,
-        enabled: false,
-        lastCycleAt: null,
-        lastCycleStatus: null,
-        // The default schedule: every minute, three intervals.
-        staleAfterMs: 3 * 60_000,
-        failedBacklog: null,
-        misconfiguredChannels: [],
-        pausedChannels: [],
-        reason: 'worker disabled on this instance',
-      });
-    });
-
-    it('is stale past staleAfterMs after the last cycle, healthy up to it', () => {
-      const { lastCycleAt, staleAfterMs } = host.cycles.health();
-      expect(lastCycleAt).not.toBeNull();
-      const at = (offsetMs: number) => new Date(lastCycleAt!.getTime() + staleAfterMs + offsetMs);
-
-      expect(host.cycles.health(at(0))).toMatchObject({ healthy: true, enabled: true });
-      expect(host.cycles.health(at(0))).not.toHaveProperty('reason');
-      expect(host.cycles.health(at(1))).toEqual({
-        healthy: false,
-        enabled: true,
-        lastCycleAt,
-        lastCycleStatus: 'lease-held',
-        staleAfterMs,
-        failedBacklog: 3,
-        misconfiguredChannels: [],
-        pausedChannels: [],
-        reason: `no cycle for more than ${staleAfterMs} ms`,
-      });
-    });
-
-    it('gives a fresh enabled instance the same allowance from its start', async () => {
-      const fresh = await createRetryTestApp({
-        url: db.url,
-        options: { enabled: true, cron: YEARLY, lockKey: 'health-unit-test' },
-        adapters: [MailerAdapter],
-      });
-      try {
-        const { staleAfterMs } = fresh.cycles.health();
-        expect(staleAfterMs).toBe(3 * LEAP_YEAR_MS);
-        expect(fresh.cycles.health(new Date())).toMatchObject({
-          healthy: true,
-          lastCycleAt: null,
-        });
-        expect(fresh.cycles.health(new Date(Date.now() + staleAfterMs + 60_000))).toMatchObject({
-          healthy: false,
-          enabled: true,
-          lastCycleAt: null,
-          lastCycleStatus: null,
-          reason: `no cycle for more than ${staleAfterMs} ms`,
-        });
-      } finally {
-        await fresh.close();
-      }
     });
   });
 });

@@ -305,20 +305,21 @@ describe('observability: structured logs of the host app', () => {
       }
     });
 
-    it('sums the disabled channel and its due rows up in one channels-excluded line (info: a decision, not a mistake)', () => {
-      expect(byEvent('channels-excluded', firstLine)).toEqual([
+    it('logs channel-disabled once for the disabled channel with its due rows (info: a decision, not a mistake), and no channels-excluded line', () => {
+      expect(byEvent('channel-disabled', firstLine)).toEqual([
         expect.objectContaining({
           level: 30,
-          event: 'channels-excluded',
+          msg: 'channel-disabled',
+          event: 'channel-disabled',
           runId: report.runId,
           correlationId: 'corr-logs-cycle-1',
           channels: 1,
           dueRows: 2,
-          misconfigured: 0,
-          byReason: { disabled: { channels: 1, dueRows: 2 } },
-          sample: [{ channel: 'sms', reason: 'disabled', dueRows: 2 }],
+          sample: [{ channel: 'sms', dueRows: 2 }],
         }),
       ]);
+      // Other reasons have their own line; nothing but a disabled channel is left out here.
+      expect(byEvent('channels-excluded', firstLine)).toEqual([]);
     });
 
     it('raises the terminal-failure alert line for each terminal row, with ids and codes only', () => {
@@ -337,7 +338,7 @@ describe('observability: structured logs of the host app', () => {
       const end = cycleLines.findIndex((entry) => entry.msg === 'cycle-completed');
       expect(start).toBeGreaterThanOrEqual(0);
       expect(end).toBeGreaterThan(start);
-      // started, channels-excluded, seven item lines, two alerts, completed.
+      // started, channel-disabled, seven item lines, two alerts, completed.
       expect(end - start + 1).toBe(12);
       for (const entry of cycleLines.slice(start, end + 1)) {
         expect(entry).toMatchObject({ runId: report.runId, correlationId: 'corr-logs-cycle-1' });
@@ -418,6 +419,15 @@ describe('observability: structured logs of the host app', () => {
       expect(at('circuit-opened')).toBeLessThan(at('cycle-completed'));
       // The mailer's breaker never opened.
       expect(host.app.get(ProviderCircuitBreakers).state('mailer')).toBe('closed');
+      // The sms rows still wait on their disabled channel: one channel-disabled line this cycle too.
+      expect(byEvent('channel-disabled', firstLine)).toEqual([
+        expect.objectContaining({
+          runId: report.runId,
+          correlationId: 'corr-logs-circuit',
+          dueRows: 2,
+          sample: [{ channel: 'sms', dueRows: 2 }],
+        }),
+      ]);
     });
   });
 

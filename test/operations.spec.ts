@@ -301,7 +301,7 @@ describe('operations: terminal failures, redrive, pauses, lease release (real Po
       const report = completed(await app.cycles.runCycle());
       expect(report.excludedChannels).toEqual([{ channel: 'sms', reason: 'paused', dueRows: 1 }]);
       expect(await readNotification(ds, waiting)).toEqual(before);
-      const health = app.module.get(RetryWorkerHealthIndicator).check('retryWorker');
+      const health = await app.module.get(RetryWorkerHealthIndicator).check('retryWorker');
       expect(health.retryWorker).toMatchObject({ pausedChannels: ['sms'] });
       expect((await status.status()).excludedChannels).toContainEqual({
         channel: 'sms',

@@ -119,6 +119,76 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
     });
   });
 
+  async function stored(): Promise<{ at: Date | null; by: string | null; live: boolean }> {
+    const [row]: Array<{ at: Date | null; by: string | null; live: boolean }> = await ds.query(
+      `SELECT last_completed_at AS at, last_completed_by AS by, expires_at > now() AS live
+         FROM distributed_locks WHERE key = $1`,
+      [KEY],
+    );
+    return row;
+  }
+
+  it('records a completed cycle with its release, by the database clock and the owner; a plain release records nothing', async () => {
+    const first = await lock.acquire(KEY, 'instance-a', 90_000);
+    await lock.release(first!);
+    expect(await stored()).toEqual({ at: null, by: null, live: false });
+
+    const second = await lock.acquire(KEY, 'instance-b', 90_000);
+    const [{ before }] = await ds.query(`SELECT statement_timestamp() AS before`);
+    await lock.release(second!, { cycleCompleted: true });
+    const [{ after }] = await ds.query(`SELECT statement_timestamp() AS after`);
+
+    const record = await stored();
+    expect(record).toMatchObject({ by: 'instance-b', live: false });
+    expect(record.at!.getTime()).toBeGreaterThanOrEqual((before as Date).getTime());
+    expect(record.at!.getTime()).toBeLessThanOrEqual((after as Date).getTime());
+    // A later plain release keeps the record.
+    const third = await lock.acquire(KEY, 'instance-c', 90_000);
+    await lock.release(third!);
+    expect(await stored()).toEqual({ ...record, live: false });
+  });
+
+  it('records a cycle that outlived its lease while nobody took it, and none whose lease was taken over', async () => {
+    const overran = await lock.acquire(KEY, 'instance-a', 300);
+    await sleep(400);
+    await lock.release(overran!, { cycleCompleted: true });
+    expect(await stored()).toMatchObject({ by: 'instance-a' });
+    const recorded = await stored();
+
+    const stale = await lock.acquire(KEY, 'instance-b', 300);
+    await sleep(400);
+    const current = await lock.acquire(KEY, 'instance-c', 90_000);
+    await lock.release(stale!, { cycleCompleted: true });
+
+    expect(await stored()).toEqual({ ...recorded, live: true });
+    await lock.release(current!);
+  });
+
+  it('reads the record with the database time, never waiting for a session that keeps the lease row locked', async () => {
+    const [{ now: beforeAny }] = await ds.query(`SELECT now()`);
+    const none = await lock.lastCompletedCycle(KEY);
+    expect(none).toMatchObject({ at: null, by: null });
+    expect(none.now.getTime()).toBeGreaterThanOrEqual((beforeAny as Date).getTime());
+
+    const lease = await lock.acquire(KEY, 'instance-a', 90_000);
+    await lock.release(lease!, { cycleCompleted: true });
+    const { at, by } = await stored();
+    const stuck = ds.createQueryRunner();
+    await stuck.connect();
+    await stuck.startTransaction();
+    await stuck.query(`SELECT 1 FROM distributed_locks WHERE key = $1 FOR UPDATE`, [KEY]);
+    try {
+      const started = Date.now();
+      const read = await lock.lastCompletedCycle(KEY);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(read).toMatchObject({ at, by });
+      expect(read.now.getTime()).toBeGreaterThanOrEqual(at!.getTime());
+    } finally {
+      await stuck.rollbackTransaction();
+      await stuck.release();
+    }
+  });
+
   it('lets exactly one of many simultaneous contenders win', async () => {
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) => lock.acquire(KEY, `instance-${i}`, 90_000)),

@@ -43,14 +43,15 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
     expect(await readNotification(ds, waiting)).toEqual(before);
     expect((await readNotification(ds, sent)).status).toBe('Sent');
     expect(app.provider.calls.map((c) => c.message.channel)).toEqual(['email']);
-    expect(app.logs.events('channels-excluded')).toEqual([
+    expect(app.logs.events('channel-disabled')).toEqual([
       expect.objectContaining({
         channels: 1,
         dueRows: 1,
-        sample: [{ channel: 'push', reason: 'disabled', dueRows: 1 }],
+        sample: [{ channel: 'push', dueRows: 1 }],
         runId: report.runId,
       }),
     ]);
+    expect(app.logs.events('channels-excluded')).toEqual([]);
 
     // Enabled again, its row is sent on the next cycle.
     await ds.query(`UPDATE notification_channels SET is_enabled = true WHERE key = 'push'`);

@@ -44,7 +44,8 @@ export { ChannelCatalog } from './channels/channel-catalog';
 export type { ChannelConfig } from './channels/channel-config';
 export { backoffDelayMs, BACKOFF_JITTER_RATIO, type RetryBackoff } from './channels/retry-backoff';
 
-export { DistributedLock } from './locking/distributed-lock';
+export { DistributedLock, type LockReleaseOptions } from './locking/distributed-lock';
+export type { CompletedCycleRecord } from './locking/completed-cycle-record';
 export type { Lease } from './locking/lease';
 export type { LeaseFence } from './locking/lease-fence';
 export { Clock, DatabaseClock, SystemClock } from './clock/clock';
@@ -107,6 +108,7 @@ export { InvalidProviderAdapterError } from './errors/invalid-provider-adapter.e
 export { InsufficientPoolSizeError } from './errors/insufficient-pool-size.error';
 export { ConnectionWaitTimeoutError } from './errors/connection-wait-timeout.error';
 export { MissingProviderAdapterError } from './errors/missing-provider-adapter.error';
+export { MissingLeaseFenceError } from './errors/missing-lease-fence.error';
 
 export { WebhookProviderAdapter } from './providers/webhook/webhook-provider-adapter';
 export type { WebhookProviderOptions } from './providers/webhook/webhook-provider-options';

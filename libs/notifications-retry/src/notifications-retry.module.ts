@@ -19,6 +19,7 @@ import { OutcomeWriterFactory } from './cycle/outcome-writer';
 import { ProviderCaller } from './cycle/provider-caller';
 import { RowCounts } from './cycle/row-counts';
 import { DistributedLock } from './locking/distributed-lock';
+import { LastCompletedCycleRead } from './locking/last-completed-cycle-read';
 import { PostgresDistributedLock } from './locking/postgres-distributed-lock';
 import {
   ConfigurableNotificationsRetryModule,
@@ -83,6 +84,7 @@ const OPERATIONS = [
     { provide: RandomSource, useClass: MathRandomSource },
     { provide: ChannelCatalog, useClass: TypeOrmChannelCatalog },
     { provide: DistributedLock, useClass: PostgresDistributedLock },
+    LastCompletedCycleRead,
     { provide: AlertSink, useClass: LoggingAlertSink },
     ProviderAdapterRegistry,
     ProviderCircuitBreakers,

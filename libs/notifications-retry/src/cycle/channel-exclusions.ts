@@ -37,6 +37,16 @@ export function leaseAllowanceMs(options: ResolvedNotificationsRetryOptions): nu
 /** How many channels a summary log line names; the rest are only counted. */
 const SAMPLE_SIZE = 20;
 
+/** The `channel-disabled` line of a cycle: the disabled channels and the due rows waiting on them. */
+export interface DisabledChannelsLine {
+  /** Disabled channels in the catalog, with rows waiting or not. */
+  readonly channels: number;
+  /** Due rows waiting on them (each channel's count capped as the count is). */
+  readonly dueRows: number;
+  /** The channels with the most rows waiting, at most SAMPLE_SIZE. */
+  readonly sample: ReadonlyArray<{ readonly channel: string; readonly dueRows: number }>;
+}
+
 /** Every channel a cycle left out, from the catalog and from the due rows, in one view. */
 export interface ChannelExclusions {
   /** Channels with due rows left waiting, as the cycle report lists them. */
@@ -45,7 +55,12 @@ export interface ChannelExclusions {
   readonly misconfigured: readonly MisconfiguredChannel[];
   /** Every excluded channel (rows or not) counted per reason; every reason present. */
   readonly channelsByReason: ReadonlyMap<ChannelExclusionReason, number>;
-  /** The one log line of the cycle about them; null when there is nothing worth a line. */
+  /** The `channel-disabled` line (DESIGN §5); null when no row waits on a disabled channel. */
+  readonly disabled: DisabledChannelsLine | null;
+  /**
+   * The `channels-excluded` line, about every other reason; null when there is
+   * nothing worth a line.
+   */
   readonly summary: Readonly<Record<string, unknown>> | null;
 }
 
@@ -76,24 +91,43 @@ export function channelExclusions(
     .map(({ channel, reason }) => ({ channel, reason }))
     .sort((a, b) => (a.channel < b.channel ? -1 : a.channel > b.channel ? 1 : 0));
   const channelsByReason = new Map(EXCLUSION_REASONS.map((reason) => [reason, 0]));
-  const byReason: Record<string, { channels: number; dueRows: number }> = {};
-  for (const { reason, dueRows: rows } of all.values()) {
+  for (const { reason } of all.values()) {
     channelsByReason.set(reason, (channelsByReason.get(reason) ?? 0) + 1);
+  }
+
+  // Disabled channels have a line of their own; every other reason shares the summary line.
+  const disabledChannels = [...all.values()].filter((excluded) => excluded.reason === 'disabled');
+  const others = [...all.values()].filter((excluded) => excluded.reason !== 'disabled');
+  const byReason: Record<string, { channels: number; dueRows: number }> = {};
+  for (const { reason, dueRows: rows } of others) {
     const tally = (byReason[reason] ??= { channels: 0, dueRows: 0 });
     tally.channels++;
     tally.dueRows += rows;
   }
 
-  // Worth a line: rows left waiting, or a mistake to fix. A disabled channel with nothing due is not.
-  const reported = [...all.values()].filter(
+  const disabledWaiting = disabledChannels.filter((excluded) => excluded.dueRows > 0);
+  const disabled =
+    disabledWaiting.length === 0
+      ? null
+      : {
+          channels: disabledChannels.length,
+          dueRows: disabledWaiting.reduce((sum, excluded) => sum + excluded.dueRows, 0),
+          sample: [...disabledWaiting]
+            .sort((a, b) => b.dueRows - a.dueRows || (a.channel < b.channel ? -1 : 1))
+            .slice(0, SAMPLE_SIZE)
+            .map(({ channel, dueRows: rows }) => ({ channel, dueRows: rows })),
+        };
+
+  // Worth a line: rows left waiting, or a mistake to fix.
+  const reported = others.filter(
     (excluded) => excluded.dueRows > 0 || CONFIGURATION_REASONS.has(excluded.reason),
   );
   const summary =
     reported.length === 0
       ? null
       : {
-          channels: all.size,
-          dueRows: [...all.values()].reduce((sum, excluded) => sum + excluded.dueRows, 0),
+          channels: others.length,
+          dueRows: others.reduce((sum, excluded) => sum + excluded.dueRows, 0),
           misconfigured: misconfigured.length,
           byReason,
           sample: [...reported]
@@ -104,5 +138,5 @@ export function channelExclusions(
             )
             .slice(0, SAMPLE_SIZE),
         };
-  return { waiting, misconfigured, channelsByReason, summary };
+  return { waiting, misconfigured, channelsByReason, disabled, summary };
 }

@@ -62,12 +62,25 @@ export class CycleReporter {
     for (const row of rows) if (row.lapsed) this.metrics.claimLapsed(row.channel);
   }
 
-  /** One log line per cycle about the channels left out, however many there are. */
+  /**
+   * The channels left out, however many there are: one `channel-disabled`
+   * line for the disabled channels rows wait on (the specification's event),
+   * one `channels-excluded` line for every other reason.
+   */
   exclusions(cycle: CycleState, exclusions: ChannelExclusions): void {
     this.metrics.waitingRows(
       exclusions.waiting.map(({ channel, dueRows }) => ({ channel, rows: dueRows })),
     );
     this.metrics.channelsExcluded(exclusions.channelsByReason);
+    if (exclusions.disabled) {
+      // A decision, not a mistake: info.
+      this.logger.log({
+        ...this.ids(cycle),
+        msg: 'channel-disabled',
+        event: 'channel-disabled',
+        ...exclusions.disabled,
+      });
+    }
     if (!exclusions.summary) return;
     const line = {
       ...this.ids(cycle),

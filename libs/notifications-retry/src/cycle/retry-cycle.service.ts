@@ -17,11 +17,15 @@ import { RandomSource } from '../clock/random-source';
 import { InsufficientPoolSizeError } from '../errors/insufficient-pool-size.error';
 import { MissingProviderAdapterError } from '../errors/missing-provider-adapter.error';
 import { DistributedLock } from '../locking/distributed-lock';
+import { LastCompletedCycleRead } from '../locking/last-completed-cycle-read';
 import type { Lease } from '../locking/lease';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RetryMetrics } from '../observability/retry-metrics';
-import type { RetryWorkerHealth } from '../observability/retry-worker-health';
+import {
+  judgeRetryWorkerHealth,
+  type RetryWorkerHealth,
+} from '../observability/retry-worker-health';
 import { OutboxWakeUp } from '../outbox/outbox-wake-up';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
@@ -98,8 +102,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
   /** Cuts provider calls still in flight once the shutdown grace period is over. */
   private readonly hardStop = new AbortController();
   private running: Promise<CycleReport> | null = null;
-  // Wall-clock time, not the injectable Clock: health is about the process, whatever "now" tests use.
-  private readonly startedAt = new Date();
+  // Monotonic, not the injectable Clock: the start-up allowance of health is about the process.
+  private readonly startedAt = performance.now();
   private lastCycle: { at: Date; status: 'completed' | 'lease-held' } | null = null;
   private failedBacklog: number | null = null;
   private misconfiguredChannels: readonly MisconfiguredChannel[] = [];
@@ -137,33 +141,30 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     private readonly pacer: ChannelPacer,
     private readonly callsInFlight: ProviderCallsInFlight,
     private readonly preparedStatements: PreparedStatementMode,
+    private readonly completedCycles: LastCompletedCycleRead,
   ) {
     circuits.onStateChange((providerKey, state) => metrics.circuit(providerKey, state));
   }
 
   /**
-   * Healthy when the worker is off, or when a cycle completed (or was rightly
-   * skipped for another instance's lease) within `healthStaleMultiple` schedule
-   * intervals. A fresh instance gets the same allowance from its start.
+   * The worker's verdict for /health (judgeRetryWorkerHealth): whether some
+   * instance completed a cycle within `healthStaleMultiple` schedule
+   * intervals, as the lease row records it, with this instance's own view as
+   * details. Answers within about a second whatever the database does.
    */
-  health(now: Date = new Date()): RetryWorkerHealth {
-    const staleAfterMs = this.options.scheduleIntervalMs * this.options.healthStaleMultiple;
-    const base = {
+  async health(): Promise<RetryWorkerHealth> {
+    const completed = await this.completedCycles.read();
+    return judgeRetryWorkerHealth({
       enabled: this.options.enabled,
-      lastCycleAt: this.lastCycle?.at ?? null,
-      lastCycleStatus: this.lastCycle?.status ?? null,
-      staleAfterMs,
+      staleAfterMs: this.options.scheduleIntervalMs * this.options.healthStaleMultiple,
+      uptimeMs: performance.now() - this.startedAt,
+      completed,
+      lastCycle: this.lastCycle,
+      now: new Date(),
       failedBacklog: this.failedBacklog,
       misconfiguredChannels: this.misconfiguredChannels,
       pausedChannels: this.pausedChannels,
-    };
-    if (!this.options.enabled)
-      return { ...base, healthy: true, reason: 'worker disabled on this instance' };
-    const since = (this.lastCycle?.at ?? this.startedAt).getTime();
-    if (now.getTime() - since > staleAfterMs) {
-      return { ...base, healthy: false, reason: `no cycle for more than ${staleAfterMs} ms` };
-    }
-    return { ...base, healthy: true };
+    });
   }
 
   /** The pool needs room for a claim and a write at once; calls hold no connection. */
@@ -265,7 +266,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     // Once per process (a no-op after): logged before any line of a cycle, and before it holds a lease.
     await this.preparedStatements.named();
     if (this.unreleased) {
-      // Owner and fencing token checked by release(): a no-op if anyone took over meanwhile.
+      // Owner and fencing token checked by release(): a no-op if anyone took over meanwhile. Not
+      // recorded as completed even if it was: the record would carry this tick's time.
       await this.lock.release(this.unreleased);
       this.unreleased = null;
     }
@@ -280,6 +282,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       (this.clock as Partial<Clock>).observeDatabaseTime?.call(this.clock, lease.acquiredAt);
     const cycle = this.begin(runId, correlationId, lease, options.now ?? this.clock.now(), started);
 
+    let report: CycleReport | undefined;
     const onHardStop = (): void => cycle.interrupt.abort(this.hardStop.signal.reason);
     if (this.hardStop.signal.aborted) onHardStop();
     this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
@@ -289,7 +292,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       await this.work(cycle, channels, stop);
       if (cycle.leaseLoss) this.reporter.leaseLost(cycle, cycle.leaseLoss);
       else await this.countRows(cycle, channels);
-      return this.complete(cycle, started);
+      report = this.complete(cycle, started);
+      return report;
     } catch (error) {
       cycle.span.recordException(error instanceof Error ? error : String(error));
       cycle.span.setStatus({ code: SpanStatusCode.ERROR });
@@ -298,7 +302,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       cycle.span.end();
       this.hardStop.signal.removeEventListener('abort', onHardStop);
       // After the last write. A lease found lost is someone else's now (release would be a no-op).
-      if (!cycle.leaseLoss) await this.releaseLease(cycle);
+      if (!cycle.leaseLoss) await this.releaseLease(cycle, report !== undefined);
     }
   }
 
@@ -674,8 +678,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     return report;
   }
 
-  private async releaseLease(cycle: CycleState): Promise<void> {
-    await this.lock.release(cycle.lease).catch((error: unknown) => {
+  /**
+   * A completed cycle is recorded with the release (the lease row says when),
+   * which is what /health reads on every instance.
+   */
+  private async releaseLease(cycle: CycleState, cycleCompleted: boolean): Promise<void> {
+    await this.lock.release(cycle.lease, { cycleCompleted }).catch((error: unknown) => {
       this.unreleased = cycle.lease;
       this.reporter.leaseReleaseFailed(cycle, error);
     });
@@ -683,7 +691,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
 
   private leaseHeld(runId: string, correlationId: string, started: number): CycleReport {
     this.lastCycle = { at: new Date(), status: 'lease-held' };
-    this.metrics.cycleSkippedForLease(this.lastCycle.at);
+    // Counted, not stamped: the last-cycle metric moves only on completed cycles, so a lease nobody
+    // can take leaves it to age on every instance and the stalled alert fires.
+    this.metrics.cycleSkippedForLease();
     // The lease holder reports the channels; this instance's view from an older cycle would stay
     // stale (and keep an alert up after the fix) for as long as it does not hold the lease.
     this.misconfiguredChannels = [];

@@ -3,22 +3,27 @@ import { DataSource } from 'typeorm';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { compileAcquireLease } from '../persistence/sql/acquire-lease.sql';
 import { leaseFenceSql } from '../persistence/sql/lease-fence.sql';
+import { compileReadLastCompletedCycle } from '../persistence/sql/read-last-completed-cycle.sql';
 import { compileReleaseLease } from '../persistence/sql/release-lease.sql';
 import { SqlRunner } from '../persistence/sql-runner';
-import { DistributedLock } from './distributed-lock';
+import type { CompletedCycleRecord } from './completed-cycle-record';
+import { DistributedLock, type LockReleaseOptions } from './distributed-lock';
 import type { Lease } from './lease';
 import type { LeaseFence } from './lease-fence';
 
 /**
  * Lease in `distributed_locks`. One statement each way, and every time
  * comparison uses the database's clock, so clock skew between app instances
- * cannot make two of them believe they own the lease.
+ * cannot make two of them believe they own the lease. The release of a
+ * completed cycle records it in the lease row (`last_completed_at`,
+ * `last_completed_by`), which /health reads on every instance.
  */
 @Injectable()
 export class PostgresDistributedLock extends DistributedLock {
   readonly fence: LeaseFence;
   private readonly acquireLease;
   private readonly releaseLease;
+  private readonly readLastCompletedCycle;
 
   constructor(
     @InjectNotificationsRetryDataSource() dataSource: DataSource,
@@ -27,6 +32,7 @@ export class PostgresDistributedLock extends DistributedLock {
     super();
     this.acquireLease = compileAcquireLease(dataSource);
     this.releaseLease = compileReleaseLease(dataSource);
+    this.readLastCompletedCycle = compileReadLastCompletedCycle(dataSource);
     this.fence = {
       sql: leaseFenceSql(dataSource),
       params: (lease) => [lease.key, lease.owner, lease.fencingToken],
@@ -43,14 +49,24 @@ export class PostgresDistributedLock extends DistributedLock {
       : null;
   }
 
-  async release(lease: Lease): Promise<void> {
+  async release(lease: Lease, options: LockReleaseOptions = {}): Promise<void> {
     await this.sql.run(
       this.releaseLease,
       this.releaseLease.values({
         key: lease.key,
         owner: lease.owner,
         fencingToken: lease.fencingToken,
+        cycleCompleted: options.cycleCompleted === true,
       }),
     );
+  }
+
+  override async lastCompletedCycle(key: string): Promise<CompletedCycleRecord> {
+    const [row] = await this.sql.run<{
+      database_now: Date;
+      last_completed_at: Date | null;
+      last_completed_by: string | null;
+    }>(this.readLastCompletedCycle, this.readLastCompletedCycle.values({ key }));
+    return { at: row.last_completed_at, by: row.last_completed_by, now: row.database_now };
   }
 }

@@ -155,7 +155,7 @@ export class RetryMetrics {
     });
     this.lastCycleTimestamp = gauge({
       name: M.lastCycleTimestamp,
-      help: 'Unix time of the last completed cycle, or the last tick rightly skipped for another lease holder',
+      help: 'Unix time of the last cycle this instance completed (0 until its first); ticks skipped for a held lease leave it as it is',
     });
     this.cycleDuration = histogram({
       name: M.cycleDuration,
@@ -243,9 +243,8 @@ export class RetryMetrics {
     this.itemErrors.inc({ channel: this.channels.of(channel) });
   }
 
-  cycleSkippedForLease(at: Date): void {
+  cycleSkippedForLease(): void {
     this.leaseSkipped.inc();
-    this.lastCycleTimestamp.set(at.getTime() / 1000);
   }
 
   cycleCompleted(at: Date, durationMs: number): void {

@@ -3,11 +3,15 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 import { RetryCycleService } from '../cycle/retry-cycle.service';
 
 /**
- * Terminus view of the worker's own verdict: down when no cycle completed (or
- * was rightly skipped for another instance's lease) within a few schedule
- * intervals. The backlog and the channels left out for a configuration reason
- * ride along as details: a misconfigured channel is for an operator to fix,
- * not a reason for the orchestrator to restart the instance.
+ * Terminus view of the worker's verdict (RetryCycleService.health()): down
+ * when no instance has completed a cycle within `healthStaleMultiple`
+ * schedule intervals, as the lease row in the database records it, whatever
+ * this instance's own ticks say, and down with the database's error when that
+ * record cannot be read. Answers within about a second: the read never waits
+ * for the lease row's lock, and is given up on when it hangs. The backlog and
+ * the channels left out for a configuration reason ride along as details: a
+ * misconfigured channel is for an operator to fix, not a reason for the
+ * orchestrator to restart the instance.
  *
  * Exported by the module; a host's health controller injects it next to its
  * other Terminus indicators: `() => this.retryWorker.check('retryWorker')`.
@@ -19,11 +23,13 @@ export class RetryWorkerHealthIndicator {
     private readonly cycles: RetryCycleService,
   ) {}
 
-  check(key: string): HealthIndicatorResult {
+  async check(key: string): Promise<HealthIndicatorResult> {
     const session = this.indicators.check(key);
-    const health = this.cycles.health();
+    const health = await this.cycles.health();
     const details = {
       enabled: health.enabled,
+      lastCompletedAt: health.lastCompletedAt?.toISOString() ?? null,
+      lastCompletedBy: health.lastCompletedBy,
       lastCycleAt: health.lastCycleAt?.toISOString() ?? null,
       lastCycleStatus: health.lastCycleStatus,
       staleAfterMs: health.staleAfterMs,

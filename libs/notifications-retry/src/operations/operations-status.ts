@@ -51,7 +51,7 @@ export interface OperationsStatusReport {
   readonly circuits: Readonly<Record<string, CircuitState>>;
   /** Provider calls this process has in flight (the admin page runs inside a worker; the CLI has none). */
   readonly callsInFlight: number;
-  /** This process's own view of its cycles. */
+  /** The worker's health as this process judges it (the /health verdict), with its own last tick. */
   readonly thisInstance: RetryWorkerHealth & { readonly instanceId: string };
 }
 
@@ -70,7 +70,7 @@ export class OperationsStatus {
   ) {}
 
   async status(): Promise<OperationsStatusReport> {
-    const [lease, counts, pauses, resolved] = await Promise.all([
+    const [lease, counts, pauses, resolved, thisInstance] = await Promise.all([
       this.leases.read(this.options.lockKey),
       this.dataSource.query<
         Array<{
@@ -85,6 +85,7 @@ export class OperationsStatus {
       this.pauses.list(),
       // The cycle's own resolution: the same channels left out, for the same reasons.
       this.channelResolver.resolve(),
+      this.cycles.health(),
     ]);
     const channels = counts.map((row) => ({
       channel: row.channel,
@@ -111,7 +112,7 @@ export class OperationsStatus {
       if (!known.has(channel) && !excluded.has(channel)) excluded.set(channel, 'not-configured');
     }
     // A cycle of this process may have seen more (a lease too short for a channel's timeout).
-    for (const { channel, reason } of this.cycles.health().misconfiguredChannels) {
+    for (const { channel, reason } of thisInstance.misconfiguredChannels) {
       if (!excluded.has(channel)) excluded.set(channel, reason);
     }
 
@@ -134,7 +135,7 @@ export class OperationsStatus {
       pausedChannels: pauses,
       circuits: Object.fromEntries(this.circuits.states()),
       callsInFlight: this.callsInFlight.size,
-      thisInstance: { ...this.cycles.health(), instanceId: this.options.instanceId },
+      thisInstance: { ...thisInstance, instanceId: this.options.instanceId },
     };
   }
 }

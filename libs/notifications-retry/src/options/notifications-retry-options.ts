@@ -36,15 +36,26 @@ export interface NotificationsRetryModuleOptions {
   preparedStatements?: PreparedStatementsOption;
   /** Default `notifications:retry-worker`. */
   lockKey?: string;
-  /** Lease time to live; must exceed `maxCycleDurationMs`. Default 90 000. */
+  /**
+   * Lease time to live, by the database clock. Must exceed `maxCycleDurationMs`
+   * + `settleMarginMs` + 5 000 (start-up fails otherwise): a call started at
+   * the deadline must end and be written inside the lease. A channel whose
+   * `timeout_ms` + `settleMarginMs` exceeds `lockTtlMs` − `maxCycleDurationMs`
+   * − 5 000 is left out of every cycle (`timeout-exceeds-lease`, warned at
+   * start). Default 90 000.
+   */
   lockTtlMs?: number;
   /** No row is claimed after this long into a cycle. Default 45 000. */
   maxCycleDurationMs?: number;
   /**
-   * On application shutdown, how long provider calls in flight may still finish
-   * before they are cut off (their rows are then rescheduled without using an
-   * attempt). Keep it, plus a few seconds, under the platform's termination
-   * grace period. Default 10 000.
+   * On application shutdown, claiming stops at once and provider calls in
+   * flight may still finish (and be written) for this long. Calls still running
+   * then are cut: their claims are handed back at once, status, attempts and
+   * due time unchanged, so another instance takes them without waiting for the
+   * claim to lapse (the provider may still have delivered: at least once,
+   * deduplicated by NotificationId). Shutdown then waits for the last writes
+   * and the lease's release. Keep it, plus a few seconds, under the platform's
+   * termination grace period. Default 10 000.
    */
   shutdownGraceMs?: number;
   /**
@@ -55,7 +66,12 @@ export interface NotificationsRetryModuleOptions {
    * Every channel needs timeout + margin to fit the lease. Default 2 000.
    */
   settleMarginMs?: number;
-  /** The worker reports unhealthy after this many schedule intervals without a cycle. Default 3. */
+  /**
+   * /health reports the worker down once no instance has completed a cycle for
+   * this many schedule intervals, as the lease row records it (a tick skipped
+   * for a held lease does not count), and a process this long after its start.
+   * Default 3.
+   */
   healthStaleMultiple?: number;
   /** Lease owner name of this instance. Default host name, pid and a random suffix. */
   instanceId?: string;
