@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { loadCallHistory, unitsOfWork } from './chaos/call-history';
+import { lateSuccessOwners, loadCallHistory, unitsOfWork } from './chaos/call-history';
 import { CHAOS_CHANNELS } from './chaos/chaos-config';
 import { installChaosSchema } from './chaos/chaos-database';
 import { NON_RETRIABLE_CODES, seededUuid } from './chaos/fault-plan';
@@ -8,6 +8,7 @@ import type { InvariantResult } from './chaos/invariant-result';
 import { checkFencingOrder, checkLeaseOwnership } from './chaos/lease-invariants';
 import { checkProcessExits } from './chaos/process-invariants';
 import {
+  checkDeliveredEndsSent,
   checkEveryRowFinal,
   checkNoCallAfterFinal,
   checkOneEventPerRow,
@@ -101,6 +102,10 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       token?: number;
       owner?: string;
       leaseExpiresMs?: number;
+      /** Written by the late-success statement (its tag in the statement's text). */
+      lateSuccess?: boolean;
+      /** The row was terminal Failed before the write (no next attempt). */
+      fromTerminal?: boolean;
     },
   ): Promise<void> {
     const [oldAttempts, newAttempts] = change.attempts ?? [0, 1];
@@ -108,16 +113,16 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
     await client.query(
       `INSERT INTO chaos_audit (op, notification_id, old_status, new_status, old_attempts,
           new_attempts, old_next_attempt_at, new_next_attempt_at, new_error_code, app_name,
-          backend_pid, txid, lock_owner, lock_token, lock_expires_at, xact_at, at)
+          backend_pid, txid, lock_owner, lock_token, lock_expires_at, xact_at, at, late_success)
        VALUES ('UPDATE', $1, $2, $3, $4, $5, $6, $7, $8, $9, 4242, txid_current(), $10, $11, $12,
-               $13, $13)`,
+               $13, $13, $14)`,
       [
         id,
         change.from,
         change.to,
         oldAttempts,
         newAttempts,
-        change.from === 'Failed' ? at(ms - 1_000) : null,
+        change.from === 'Failed' && !change.fromTerminal ? at(ms - 1_000) : null,
         retryAt,
         change.code ?? null,
         writer,
@@ -125,6 +130,7 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
         change.token ?? 1,
         at(change.leaseExpiresMs ?? ms + 8_000),
         at(ms),
+        change.lateSuccess ?? false,
       ],
     );
   }
@@ -200,18 +206,30 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
   });
 
   describe('checkOneEventPerRow', () => {
-    async function finalWriteWithEvent(id: string, sameTransaction: boolean): Promise<void> {
+    /** The row's final write and its event (the row's next sequence), as the worker's statements write them. */
+    async function finalWriteWithEvent(
+      id: string,
+      sameTransaction: boolean,
+      final: { status: 'Sent' | 'Failed'; attempts?: number; sequence?: number } = {
+        status: 'Sent',
+      },
+    ): Promise<void> {
+      const attempts = final.attempts ?? 1;
       const event = (): Promise<unknown> =>
         client.query(
           `INSERT INTO notification_outbox (topic, message_key, contract_version, payload)
            VALUES ('notifications.dispatched', $1, 1,
-                   jsonb_build_object('notificationId', $1::text, 'status', 'Sent', 'attempts', 1))`,
-          [id],
+                   jsonb_build_object('notificationId', $1::text, 'status', $2::text,
+                                      'attempts', $3::int, 'sequence', $4::int))`,
+          [id, final.status, attempts, final.sequence ?? 1],
         );
       await client.query('BEGIN');
-      await client.query(`UPDATE notifications SET status = 'Sent', attempts = 1 WHERE id = $1`, [
-        id,
-      ]);
+      await client.query(
+        `UPDATE notifications SET status = $2, attempts = $3, next_attempt_at = NULL,
+                event_sequence = event_sequence + 1
+          WHERE id = $1`,
+        [id, final.status, attempts],
+      );
       if (sameTransaction) await event();
       await client.query('COMMIT');
       if (!sameTransaction) await event();
@@ -220,6 +238,32 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
     it('passes when the event was written in the transaction of the final transition', async () => {
       await finalWriteWithEvent(await row(1, { status: 'Pending' }), true);
       expectPass(await checkOneEventPerRow(client));
+    });
+
+    it('passes for a terminal Failed (sequence 1) followed by a late success’s Sent (sequence 2)', async () => {
+      const id = await row(1, { status: 'Failed', attempts: 3, nextAttemptAt: at(1_000) });
+      await finalWriteWithEvent(id, true, { status: 'Failed', attempts: 4, sequence: 1 });
+      await finalWriteWithEvent(id, true, { status: 'Sent', attempts: 4, sequence: 2 });
+      expectPass(await checkOneEventPerRow(client));
+    });
+
+    it('fails on events out of sequence, a Sent followed by a Failed, and an event without a sequence', async () => {
+      const skipped = await row(1, { status: 'Failed', attempts: 3, nextAttemptAt: at(1_000) });
+      await finalWriteWithEvent(skipped, true, { status: 'Failed', attempts: 4, sequence: 1 });
+      await finalWriteWithEvent(skipped, true, { status: 'Sent', attempts: 4, sequence: 3 });
+      const reversed = await row(2, { status: 'Pending' });
+      await finalWriteWithEvent(reversed, true, { status: 'Sent', sequence: 1 });
+      await finalWriteWithEvent(reversed, true, { status: 'Failed', sequence: 2 });
+      const unnumbered = await row(3, { status: 'Pending' });
+      await finalWriteWithEvent(unnumbered, true);
+      await client.query(
+        `UPDATE notification_outbox SET payload = payload - 'sequence' WHERE message_key = $1`,
+        [unnumbered],
+      );
+      const result = await checkOneEventPerRow(client);
+      expectViolation(result, /sequences 1\.\.3 over 2 events/, 3);
+      expect(result.detail).toContain(`${reversed}: 2 events (Sent,Failed by sequence)`);
+      expect(result.detail).toContain(`${unnumbered}: 1 event(s) without a sequence`);
     });
 
     it('fails on an event written outside the final write, and on a row without one', async () => {
@@ -235,6 +279,30 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
     it('passes for Failed→Sent with one more attempt', async () => {
       await write(rowId(1), I, 100, { from: 'Failed', to: 'Sent', attempts: [1, 2] });
       expectPass(await checkTransitionsAllowed(client));
+    });
+
+    it('passes for a late success that makes a terminal row Sent', async () => {
+      await write(rowId(1), I, 100, {
+        from: 'Failed',
+        to: 'Sent',
+        attempts: [4, 4],
+        fromTerminal: true,
+        lateSuccess: true,
+      });
+      expectPass(await checkTransitionsAllowed(client));
+    });
+
+    it('fails on a terminal row made Sent by anything but a late success', async () => {
+      await write(rowId(1), I, 100, {
+        from: 'Failed',
+        to: 'Sent',
+        attempts: [4, 5],
+        fromTerminal: true,
+      });
+      expectViolation(
+        await checkTransitionsAllowed(client),
+        /terminal row written \(→ Sent, not by a late success\)/,
+      );
     });
 
     it('fails when a Sent row is written again, or attempts jump', async () => {
@@ -276,18 +344,54 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expectPass(await checkNoCallAfterFinal(client));
     });
 
-    it('fails on a call after the final write and a success on a row that ended Failed', async () => {
+    it('fails on a call after the final write', async () => {
       const id = await row(1, { status: 'Failed', attempts: 4, code: 'provider_timeout' });
-      await call(id, I, 0, { event: 'succeeded', fault: 'late-success', answeredMs: 500 });
+      await call(id, I, 0, { event: 'retriable' });
       await write(id, I, 300, { from: 'Failed', to: 'Failed', attempts: [3, 4], terminal: true });
       await call(id, J, 900, { event: 'retriable' });
-      const result = await checkNoCallAfterFinal(client);
       expectViolation(
-        result,
+        await checkNoCallAfterFinal(client),
         /call 2 by chaos-worker-i2-g2 started 600 ms after the row became final/,
-        2,
       );
-      expect(result.detail).toContain('ended Failed although call 1 (late-success) succeeded');
+    });
+  });
+
+  describe('checkDeliveredEndsSent', () => {
+    it('passes when every row with a successful call is Sent, a late success after a terminal Failed included', async () => {
+      const late = await row(1, { status: 'Sent', attempts: 4 });
+      await call(late, I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 900,
+      });
+      await write(late, I, 700, { from: 'Failed', to: 'Failed', attempts: [3, 4] });
+      await write(late, J, 800, { from: 'Failed', to: 'Failed', attempts: [4, 4], terminal: true });
+      await write(late, I, 910, {
+        from: 'Failed',
+        to: 'Sent',
+        attempts: [4, 4],
+        fromTerminal: true,
+        lateSuccess: true,
+      });
+      // Only failures: terminal Failed is its due end.
+      const failed = await row(2, { status: 'Failed', attempts: 4, code: 'http_503' });
+      await call(failed, I, 0, { event: 'retriable' });
+      expectPass(await checkDeliveredEndsSent(client));
+    });
+
+    it('fails on a row whose call succeeded but that ended terminal Failed', async () => {
+      // The provider accepted call 1 but answered past the margin; call 2, the last, failed.
+      const id = await row(1, { status: 'Failed', attempts: 4, code: 'http_503' });
+      await call(id, I, 0, { event: 'succeeded', fault: 'success-after-margin', answeredMs: 900 });
+      await write(id, I, 700, { from: 'Failed', to: 'Failed', attempts: [3, 4] });
+      await call(id, J, 750, { event: 'retriable' });
+      await write(id, J, 800, { from: 'Failed', to: 'Failed', attempts: [4, 4], terminal: true });
+      expectViolation(
+        await checkDeliveredEndsSent(client),
+        new RegExp(
+          `${id}: ended terminal Failed although call 1 \\(success-after-margin\\) succeeded`,
+        ),
+      );
     });
   });
 
@@ -424,6 +528,58 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expectPass(await checkSentFromSuccess(client));
     });
 
+    it('passes on a late-success Sent after its writer’s written-off call answered, whatever J did meanwhile', async () => {
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 900,
+      });
+      await write(rowId(1), I, 700, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      await call(rowId(1), J, 750, { event: 'retriable' });
+      await write(rowId(1), J, 800, {
+        from: 'Failed',
+        to: 'Failed',
+        attempts: [1, 2],
+        terminal: true,
+      });
+      await write(rowId(1), I, 910, {
+        from: 'Failed',
+        to: 'Sent',
+        attempts: [2, 2],
+        fromTerminal: true,
+        lateSuccess: true,
+      });
+      const history = await loadCallHistory(client);
+      expect(lateSuccessOwners(history).get(history.writes[2].seq)).toMatchObject({
+        instance: I,
+        callNo: 1,
+      });
+      // The late write is no call's unit of work: I's call's is the write-off.
+      expect(unitsOfWork(history).get(history.calls[0].callId)).toMatchObject({ seq: 1 });
+      expectPass(await checkSentFromSuccess(client));
+    });
+
+    it('fails on a late-success Sent with no success of its writer answered before it', async () => {
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 900,
+      });
+      await write(rowId(1), I, 700, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      await write(rowId(1), I, 850, {
+        from: 'Failed',
+        to: 'Sent',
+        attempts: [1, 1],
+        lateSuccess: true,
+      });
+      expectViolation(
+        await checkSentFromSuccess(client),
+        new RegExp(
+          `late-success Sent written by ${I} \\(audit #2\\) before any success of its had answered`,
+        ),
+      );
+    });
+
     it('fails on a Sent write after a failed call, and one with no call of its writer', async () => {
       await call(rowId(1), I, 0, { event: 'retriable' });
       await write(rowId(1), I, 50, { from: 'Pending', to: 'Sent' });
@@ -463,6 +619,25 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       const { result, figures } = await checkDuplicateSends(client);
       expectPass(result);
       expect(figures).toEqual({ rows: 3, uncommitted: 1, held: 1, tooLate: 1 });
+    });
+
+    it('passes when a late success was recorded and the other success, its claim cleared by it, wrote nothing', async () => {
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-margin',
+        answeredMs: 900,
+      });
+      await write(rowId(1), I, 700, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      await call(rowId(1), J, 750, { event: 'succeeded', fault: 'deduplicated' });
+      await write(rowId(1), I, 910, {
+        from: 'Failed',
+        to: 'Sent',
+        attempts: [1, 1],
+        lateSuccess: true,
+      });
+      const { result, figures } = await checkDuplicateSends(client);
+      expectPass(result);
+      expect(figures).toEqual({ rows: 1, uncommitted: 1, held: 0, tooLate: 0 });
     });
 
     it('fails when the first success’s unit of work committed a retry, the second one sending it again', async () => {
@@ -550,6 +725,21 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       await leaseChange('UPDATE', J, 2, 8_500, { owner: I, token: 1, expiresMs: 8_000 });
       await write(rowId(2), J, 8_600, { from: 'Pending', to: 'Sent', token: 2 });
       expectPass((await checkLeaseOwnership(client)).result);
+    });
+
+    it('passes for a late-success write under another owner’s lease: no lease fences it', async () => {
+      await leaseChange('INSERT', J, 1, 0);
+      await write(rowId(1), I, 100, {
+        from: 'Failed',
+        to: 'Sent',
+        attempts: [1, 1],
+        token: 1,
+        owner: J,
+        lateSuccess: true,
+      });
+      const result = (await checkLeaseOwnership(client)).result;
+      expectPass(result);
+      expect(result.detail).toContain('but 1 late successes');
     });
 
     it('fails on a write under another owner’s lease, after expiry, and a takeover of a live lease', async () => {

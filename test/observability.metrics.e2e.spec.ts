@@ -49,6 +49,7 @@ const EXPECTED_TYPES: Record<keyof typeof RetryMetricName, string> = {
   settleDuration: 'histogram',
   lag: 'histogram',
   lateAnswers: 'counter',
+  lateSuccesses: 'counter',
   databaseClientErrors: 'counter',
   callsInFlight: 'gauge',
   statementRetries: 'counter',

@@ -9,6 +9,7 @@ import {
   type OutboxPublisher,
   type OutboxRelayOptions,
 } from '@pin/notifications-retry';
+import { completed } from './support/cycle-reports';
 import { insertChannel, insertNotification, minutesAgo } from './support/fixtures';
 import {
   addStream,
@@ -182,6 +183,45 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     expect(messages[0].payload).toMatchObject({ notificationId: id, status: 'Sent' });
     expect(relayApp.relay).toBeInstanceOf(NotificationsOutboxRelay);
     expect(app.module.get(OutboxWakeUp)).toBeInstanceOf(OutboxWakeUp);
+  });
+
+  it('publishes the event’s sequence in the payload and as Pin-Sequence; an event without an integer one gets no header', async () => {
+    const relayApp = await startRelay();
+    const { app, publisher } = relayApp;
+    await insertChannel(ds, { key: 'email' });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(app.clock.now(), 1),
+    });
+    // The row's third event: two went out in earlier episodes.
+    await ds.query(`UPDATE notifications SET event_sequence = 2 WHERE id = $1`, [id]);
+    // Events of another writer: one from before the field existed, one with a sequence that is no integer.
+    const [unnumbered, garbled] = await insertOutboxEvents(ds, [
+      { key: randomUUID(), sequence: null },
+      { key: randomUUID(), sequence: 1.5 },
+    ]);
+
+    completed(await app.cycles.runCycle());
+    await eventually(
+      'every event published',
+      async () => (await unpublished()) === 0 && (await outboxRows(ds)).length === 3,
+      15_000,
+    );
+
+    const messages = await consumeStream(nats.url, stream);
+    const fromCycle = messages.find((m) => m.headers?.get('Pin-Message-Key') === id)!;
+    expect(fromCycle.payload).toMatchObject({ notificationId: id, status: 'Sent', sequence: 3 });
+    expect(fromCycle.headers?.get('Pin-Sequence')).toBe('3');
+    for (const eventId of [unnumbered, garbled]) {
+      const message = messages.find((m) => m.msgId === eventId)!;
+      expect(message.headers?.has('Pin-Sequence')).toBe(false);
+    }
+    // What a publisher other than NATS is handed: the sequence, read by the claim.
+    const handed = new Map(publisher.batches.flat().map((event) => [event.id, event.sequence]));
+    expect(handed.get(fromCycle.msgId!)).toBe(3);
+    expect(handed.get(unnumbered)).toBeNull();
+    expect(handed.get(garbled)).toBeNull();
   });
 
   it("keeps created_at order within a key, one event of a key in flight at a time, even when a key's head fails", async () => {

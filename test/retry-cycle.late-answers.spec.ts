@@ -70,7 +70,7 @@ describe('late provider answers (real PostgreSQL)', () => {
     expect((await outboxEvents(ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
   });
 
-  it('never starts a second call for a notification while its previous call is still running', async () => {
+  it('never starts a second call for a notification while its previous call is still running, and records that call’s late success', async () => {
     // Zero backoff: after the first attempt is written off as a timeout, the row is due again at once.
     await insertChannel(ds, {
       key: 'email',
@@ -105,13 +105,20 @@ describe('late provider answers (real PostgreSQL)', () => {
     expect(app.provider.callsFor(id)).toBe(1);
 
     release.resolve();
-    await waitFor(() => app.provider.calls.every((call) => call.settledAt !== undefined));
+    await waitFor(() => app.logs.events('late-success-recorded').length > 0);
+    // The attempt it was was counted when it was written off: not counted again.
+    expect(await readNotification(ds, id)).toMatchObject({
+      status: 'Sent',
+      attempts: 2,
+      provider_message_id: `slow-${id}`,
+    });
     completed(await app.cycles.runCycle());
-    expect(app.provider.callsFor(id)).toBe(2);
+    expect(app.provider.callsFor(id)).toBe(1);
     expect(app.provider.maxInFlight()).toBe(1);
+    expect((await outboxEvents(ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
   }, 30_000);
 
-  it('never ends a row terminal on a call still unanswered after the margin: it is deferred, and the next attempt is the outcome', async () => {
+  it('never ends a row terminal on a call still unanswered after the margin: it is deferred, and its late success is recorded with the attempt counted once', async () => {
     await insertChannel(ds, {
       key: 'email',
       maxAttempts: 1,
@@ -143,13 +150,21 @@ describe('late provider answers (real PostgreSQL)', () => {
     expect(app.alerts.alerts).toHaveLength(0);
 
     release.resolve();
-    await waitFor(() => app.provider.calls.every((call) => call.settledAt !== undefined));
-    // The provider deduplicates on the notification id: the second call answers at once.
-    app.provider.respondWith((message) => ({ providerMessageId: `late-${message.id}` }));
-    completed(await app.cycles.runCycle());
+    await waitFor(() => app.logs.events('late-success-recorded').length > 0);
 
-    expect(await readNotification(ds, id)).toMatchObject({ status: 'Sent', attempts: 1 });
+    // Deferred, the row never counted that call: the late success counts it, once.
+    expect(await readNotification(ds, id)).toMatchObject({
+      status: 'Sent',
+      attempts: 1,
+      provider_message_id: `late-${id}`,
+    });
     expect((await outboxEvents(ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
+    expect(app.logs.events('late-success-recorded')).toEqual([
+      expect.objectContaining({ notificationId: id, foundAs: 'pending', attempts: 1 }),
+    ]);
+    completed(await app.cycles.runCycle());
+    expect(app.provider.callsFor(id)).toBe(1);
+    expect(app.alerts.alerts).toHaveLength(0);
   }, 30_000);
 
   it('gives up on an adapter call that never settles after the lease TTL, logs it, and sends the row again', async () => {
@@ -161,6 +176,8 @@ describe('late provider answers (real PostgreSQL)', () => {
         // Room for the channel's claim (timeout + margin + write allowance) before the deadline.
         maxCycleDurationMs: 1_000,
         settleMarginMs: 0,
+        // Its second call never settles either: closing would wait the whole grace for it.
+        shutdownGraceMs: 100,
         instanceId: 'short',
       },
     });

@@ -18,6 +18,8 @@ export interface SentRow {
   readonly channel: string;
   /** After the attempt: the row's new value. */
   readonly attempts: number;
+  /** After the write: the event's number. */
+  readonly event_sequence: number;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function appendSentEvent(
     providerMessageId,
     errorCode: null,
     occurredAt: sentAt.toISOString(),
+    sequence: row.event_sequence,
   };
   const headers: NotificationDispatchedHeaders = { correlationId: runId, jobRunId: runId };
   await client.query(APPEND_OUTBOX, [

@@ -31,6 +31,12 @@ export interface AuditedWrite {
   readonly terminal: boolean;
   readonly errorCode: string | null;
   readonly at: number;
+  /**
+   * Written by the late-success statement: the Sent of a call answered after
+   * its attempt was written off. It is no call's unit of work (that was the
+   * write-off); see `lateSuccessOwners`.
+   */
+  readonly lateSuccess: boolean;
 }
 
 export interface CallHistory {
@@ -95,11 +101,12 @@ export async function loadCallHistory(client: Client): Promise<CallHistory> {
     terminal: boolean;
     error_code: string | null;
     at: string;
+    late_success: boolean;
   }>(
     `SELECT id::text AS seq, notification_id::text AS notification_id, app_name AS writer,
             old_status, new_status, new_attempts,
             (new_status = 'Failed' AND new_next_attempt_at IS NULL) AS terminal,
-            new_error_code AS error_code, ${micros('at')} AS at
+            new_error_code AS error_code, ${micros('at')} AS at, late_success
        FROM chaos_audit WHERE op = 'UPDATE' ORDER BY id`,
   );
   const num = (value: string | null): number | null => (value === null ? null : Number(value));
@@ -125,6 +132,7 @@ export async function loadCallHistory(client: Client): Promise<CallHistory> {
       terminal: w.terminal,
       errorCode: w.error_code,
       at: Number(w.at),
+      lateSuccess: w.late_success,
     })),
   };
 }
@@ -151,7 +159,8 @@ export function byRowAndInstance<T extends { notificationId: string }>(
  * unit of work of call C by instance I on row R is the first audited write by
  * I on R after C's outcome was recorded (after its start, if it recorded none)
  * and before I's next call on R starts, leaving out writes that record no call
- * (NO_CALL_CODES). Audit rows exist only for committed writes (the trigger runs
+ * (NO_CALL_CODES) and late-success writes (the late answer of a call whose
+ * unit of work wrote it off). Audit rows exist only for committed writes (the trigger runs
  * in the writer's transaction), so a call without one is a call whose unit of
  * work did not commit. The ledger and the audit share the database clock, and
  * the adapter's outcome is committed before it answers, so a unit of work's
@@ -170,7 +179,9 @@ export function unitsOfWork(history: CallHistory): Map<string, AuditedWrite | nu
   );
   const units = new Map<string, AuditedWrite | null>();
   for (const [key, group] of calls) {
-    const candidates = (writes.get(key) ?? []).filter((w) => !NO_CALL_CODES.has(w.errorCode ?? ''));
+    const candidates = (writes.get(key) ?? []).filter(
+      (w) => !w.lateSuccess && !NO_CALL_CODES.has(w.errorCode ?? ''),
+    );
     group.forEach((call, i) => {
       const after = call.outcomeAt ?? call.startedAt;
       const before = group[i + 1]?.startedAt ?? Number.POSITIVE_INFINITY;
@@ -180,12 +191,36 @@ export function unitsOfWork(history: CallHistory): Map<string, AuditedWrite | nu
   return units;
 }
 
+/**
+ * The call each late-success write records: the latest successful call of
+ * the write's own instance on that row that had answered before the write.
+ * A late-success write with none is missing here (checkSentFromSuccess
+ * reports it).
+ */
+export function lateSuccessOwners(history: CallHistory): Map<number, LedgerCall> {
+  const calls = byRowAndInstance(
+    history.calls.filter((c) => c.outcome === 'succeeded' && c.answeredAt !== null),
+    (c) => c.instance,
+    (c) => c.answeredAt as number,
+  );
+  const owners = new Map<number, LedgerCall>();
+  for (const write of history.writes) {
+    if (!write.lateSuccess) continue;
+    const answered = (calls.get(`${write.notificationId}\u0000${write.writer}`) ?? []).filter(
+      (c) => (c.answeredAt as number) <= write.at,
+    );
+    const owner = answered[answered.length - 1];
+    if (owner) owners.set(write.seq, owner);
+  }
+  return owners;
+}
+
 /** "row …: call 3 by chaos-worker-i1-g2 (late-success)" */
 export function describeCall(call: LedgerCall): string {
   return `call ${call.callNo} by ${call.instance}${call.fault ? ` (${call.fault})` : ''}`;
 }
 
 export function describeWrite(write: AuditedWrite): string {
-  const kind = write.terminal ? 'terminal ' : '';
+  const kind = write.terminal ? 'terminal ' : write.lateSuccess ? 'late-success ' : '';
   return `${write.oldStatus}→${kind}${write.newStatus} (${write.errorCode ?? 'no code'}, attempts ${write.newAttempts})`;
 }

@@ -4,6 +4,7 @@ import {
   notificationsRetryEntities,
   notificationsRetryMigrations,
 } from '../../libs/notifications-retry/src';
+import { LATE_SUCCESS_STATEMENT_TAG } from '../../libs/notifications-retry/src/persistence/sql/late-success-tag';
 import { personalValues, type PersonalValues } from '../support/personal-data';
 import { CHAOS_CHANNELS, CHAOS_LOCK_KEY } from './chaos-config';
 import { seededUuid, uniform } from './fault-plan';
@@ -70,7 +71,10 @@ export async function installChaosSchema(client: Client): Promise<void> {
       lock_token          bigint      NULL,
       lock_expires_at     timestamptz NULL,
       xact_at             timestamptz NOT NULL,
-      at                  timestamptz NOT NULL
+      at                  timestamptz NOT NULL,
+      -- Written by the late-success statement: Sent for a call answered after its write-off, the
+      -- one row write that neither a lease nor a claim token fences.
+      late_success        boolean     NOT NULL DEFAULT false
     );
     CREATE INDEX chaos_audit_notification_idx ON chaos_audit (notification_id);
 
@@ -90,11 +94,12 @@ export async function installChaosSchema(client: Client): Promise<void> {
       INSERT INTO chaos_audit (op, notification_id, old_status, new_status, old_attempts,
           new_attempts, old_next_attempt_at, new_next_attempt_at, old_scheduled_at,
           new_scheduled_at, new_error_code, app_name, backend_pid, txid, lock_owner, lock_token,
-          lock_expires_at, xact_at, at)
+          lock_expires_at, xact_at, at, late_success)
         VALUES (TG_OP, row_id, OLD.status, NEW.status, OLD.attempts, NEW.attempts,
           OLD.next_attempt_at, NEW.next_attempt_at, OLD.scheduled_at, NEW.scheduled_at,
           NEW.last_error_code, current_setting('application_name'), pg_backend_pid(), txid_current(),
-          lease.owner, lease.fencing_token, lease.expires_at, now(), clock_timestamp());
+          lease.owner, lease.fencing_token, lease.expires_at, now(), clock_timestamp(),
+          coalesce(position('${LATE_SUCCESS_STATEMENT_TAG}' in current_query()) > 0, false));
       RETURN NULL;
     END $$;
     CREATE TRIGGER chaos_audit_notifications AFTER UPDATE OR DELETE ON notifications

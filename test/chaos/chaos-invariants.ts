@@ -5,6 +5,7 @@ import type { InvariantResult } from './invariant-result';
 import { checkFencingOrder, checkLeaseOwnership } from './lease-invariants';
 import { checkProcessExits } from './process-invariants';
 import {
+  checkDeliveredEndsSent,
   checkEveryRowFinal,
   checkNoCallAfterFinal,
   checkOneEventPerRow,
@@ -59,6 +60,7 @@ export async function checkInvariants(
     await checkTransitionsAllowed(client),
     await checkTerminalJustified(client, context),
     await checkNoCallAfterFinal(client),
+    await checkDeliveredEndsSent(client),
     await checkNoSuccessRecordedAsFailure(client, history),
     await checkSentFromSuccess(client, history),
     duplicates.result,

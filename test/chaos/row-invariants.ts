@@ -26,23 +26,47 @@ export async function checkEveryRowFinal(
   );
 }
 
-/** Exactly one outbox event per row, matching its final state, written by the final transition. */
+/**
+ * One final outbox event per row, plus a Sent after a terminal Failed only
+ * where a late success followed it (the chaos run redrives nothing, so no row
+ * has a second episode); every event numbered, the row's events numbered 1..n
+ * as its event_sequence says, and the latest by sequence matching the row's
+ * final state. Each event written by the statement of a final transition.
+ */
 export async function checkOneEventPerRow(client: Client): Promise<InvariantResult> {
+  const seq = `CASE WHEN jsonb_typeof(payload->'sequence') = 'number' THEN (payload->>'sequence')::numeric END`;
   const { rows } = await client.query<{ id: string; problem: string }>(
-    `WITH events AS (
-       SELECT message_key, count(*)::int AS n, min(payload->>'status') AS status,
-              min((payload->>'attempts')::int) AS attempts,
+    `WITH numbered AS (
+       SELECT message_key, payload, ${seq} AS seq FROM notification_outbox),
+     events AS (
+       SELECT message_key, count(*)::int AS n, count(seq)::int AS numbered,
+              count(DISTINCT seq)::int AS distinct_seqs, min(seq) AS min_seq, max(seq) AS max_seq,
+              string_agg(payload->>'status', ',' ORDER BY seq) AS statuses,
               bool_and(payload->>'notificationId' = message_key) AS keyed
-         FROM notification_outbox GROUP BY message_key)
-     SELECT n.id::text AS id,
-            CASE WHEN e.n IS NULL THEN 'no event'
-                 WHEN e.n > 1 THEN e.n || ' events'
-                 WHEN NOT e.keyed THEN 'payload notificationId differs from the key'
-                 WHEN e.status IS DISTINCT FROM n.status THEN 'event ' || e.status || ', row ' || n.status
-                 ELSE 'event attempts ' || e.attempts || ', row ' || n.attempts END AS problem
-       FROM notifications n LEFT JOIN events e ON e.message_key = n.id::text
-      WHERE e.n IS DISTINCT FROM 1 OR NOT e.keyed OR e.status IS DISTINCT FROM n.status
-         OR e.attempts IS DISTINCT FROM n.attempts
+         FROM numbered GROUP BY message_key),
+     latest AS (
+       SELECT DISTINCT ON (message_key) message_key, payload->>'status' AS status,
+              (payload->>'attempts')::int AS attempts
+         FROM numbered ORDER BY message_key, seq DESC NULLS LAST),
+     checked AS (
+       SELECT n.id::text AS id,
+              CASE WHEN e.n IS NULL THEN 'no event'
+                   WHEN NOT e.keyed THEN 'payload notificationId differs from the key'
+                   WHEN e.numbered < e.n THEN (e.n - e.numbered) || ' event(s) without a sequence'
+                   WHEN e.distinct_seqs < e.n OR e.min_seq <> 1 OR e.max_seq <> e.n
+                     THEN 'sequences ' || e.min_seq || '..' || e.max_seq || ' over ' || e.n || ' events'
+                   WHEN e.max_seq <> n.event_sequence
+                     THEN 'latest sequence ' || e.max_seq || ', row event_sequence ' || n.event_sequence
+                   WHEN e.n > 1 AND e.statuses <> 'Failed,Sent'
+                     THEN e.n || ' events (' || e.statuses || ' by sequence)'
+                   WHEN l.status IS DISTINCT FROM n.status THEN 'latest event ' || l.status || ', row ' || n.status
+                   WHEN l.attempts IS DISTINCT FROM n.attempts
+                     THEN 'latest event attempts ' || l.attempts || ', row ' || n.attempts
+              END AS problem
+         FROM notifications n
+         LEFT JOIN events e ON e.message_key = n.id::text
+         LEFT JOIN latest l ON l.message_key = n.id::text)
+     SELECT id, problem FROM checked WHERE problem IS NOT NULL
      UNION ALL
      SELECT o.message_key, 'event for an unknown notification'
        FROM notification_outbox o
@@ -58,23 +82,32 @@ export async function checkOneEventPerRow(client: Client): Promise<InvariantResu
       WHERE a.id IS NULL
          OR NOT (a.new_status = 'Sent' OR (a.new_status = 'Failed' AND a.new_next_attempt_at IS NULL))`,
   );
+  const { rows: counts } = await client.query<{ twice: number }>(
+    `SELECT count(*)::int AS twice FROM (
+       SELECT message_key FROM notification_outbox GROUP BY message_key HAVING count(*) > 1) AS k`,
+  );
   return invariantResult(
-    'exactly one outbox event per row, none for intermediate failures',
+    'one final outbox event per row (and a Sent after a late success), numbered by sequence, none for intermediate failures',
     [
       ...rows.map((r) => `${r.id}: ${r.problem}`),
       ...txRows.map((r) => `${r.message_key}: ${r.problem}`),
     ],
-    'one event per row, each written by the statement of its final transition',
+    `one event per row, ${counts[0].twice} with a late success's Sent after their terminal Failed; sequences 1..n, the latest matching the row; each written by the statement of its final transition`,
   );
 }
 
-/** INV-NTF-5 and "Sent and terminal rows are never touched again", from the audit trigger. */
+/**
+ * INV-NTF-5 and "Sent rows are never touched again; a terminal row changes
+ * only by a late success (→ Sent)", from the audit trigger (the chaos run
+ * redrives nothing).
+ */
 export async function checkTransitionsAllowed(client: Client): Promise<InvariantResult> {
   const { rows } = await client.query<{ id: string; problem: string }>(
     `SELECT notification_id::text AS id,
             CASE WHEN op <> 'UPDATE' THEN op
                  WHEN old_status = 'Sent' THEN 'Sent row written (→ ' || new_status || ')'
-                 WHEN old_status = 'Failed' AND old_next_attempt_at IS NULL THEN 'terminal row written (→ ' || new_status || ')'
+                 WHEN old_status = 'Failed' AND old_next_attempt_at IS NULL AND NOT (new_status = 'Sent' AND late_success)
+                   THEN 'terminal row written (→ ' || new_status || CASE WHEN late_success THEN '' ELSE ', not by a late success' END || ')'
                  WHEN new_attempts < old_attempts THEN 'attempts went down'
                  WHEN new_attempts > old_attempts + 1 THEN 'attempts jumped by ' || (new_attempts - old_attempts)
                  WHEN old_status = 'Pending' AND new_status = 'Pending' AND new_attempts <> old_attempts THEN 'Pending kept but an attempt counted'
@@ -82,7 +115,7 @@ export async function checkTransitionsAllowed(client: Client): Promise<Invariant
        FROM chaos_audit
       WHERE op <> 'UPDATE'
          OR old_status = 'Sent'
-         OR (old_status = 'Failed' AND old_next_attempt_at IS NULL)
+         OR (old_status = 'Failed' AND old_next_attempt_at IS NULL AND NOT (new_status = 'Sent' AND late_success))
          OR new_attempts < old_attempts OR new_attempts > old_attempts + 1
          OR NOT ((old_status, new_status) IN (('Failed','Sent'), ('Failed','Failed'),
                  ('Pending','Sent'), ('Pending','Failed'), ('Pending','Pending')))
@@ -92,7 +125,7 @@ export async function checkTransitionsAllowed(client: Client): Promise<Invariant
     `SELECT count(*)::int AS n FROM chaos_audit`,
   );
   return invariantResult(
-    'no status change outside INV-NTF-5; Sent and terminal rows never touched',
+    'no status change outside INV-NTF-5; Sent rows never touched, terminal ones only by a late success',
     rows.map((r) => `${r.id}: ${r.problem}`),
     `${counts[0].n} audited writes, all allowed`,
   );
@@ -149,7 +182,7 @@ export async function checkTerminalJustified(
   );
 }
 
-/** No provider call after a row became final; no successful call for a row that ended Failed. */
+/** No provider call after a row became final. */
 export async function checkNoCallAfterFinal(client: Client): Promise<InvariantResult> {
   const { rows } = await client.query<{ id: string; problem: string }>(
     `WITH final AS (
@@ -160,15 +193,40 @@ export async function checkNoCallAfterFinal(client: Client): Promise<InvariantRe
             'call ' || l.call_no || ' by ' || l.instance || ' started '
               || round(extract(epoch FROM l.at - f.at) * 1000) || ' ms after the row became final' AS problem
        FROM chaos_ledger l JOIN final f USING (notification_id)
-      WHERE l.event = 'started' AND l.at > f.at
-     UNION ALL
-     SELECT n.id::text, 'ended Failed although call ' || l.call_no || ' (' || coalesce(l.fault, '?') || ') succeeded'
-       FROM notifications n JOIN chaos_ledger l ON l.notification_id = n.id AND l.event = 'succeeded'
-      WHERE n.status = 'Failed'`,
+      WHERE l.event = 'started' AND l.at > f.at`,
   );
   return invariantResult(
-    'no successful send after a row became terminal',
+    'no provider call after a row became final',
     rows.map((r) => `${r.id}: ${r.problem}`),
-    'no call after a final write; every row with a successful call is Sent',
+    'no call after a final write',
+  );
+}
+
+/**
+ * DESIGN §7: a delivered notification never ends terminal Failed because its
+ * answer came late. Judged by the ledger: the provider accepted the message
+ * (a call's `succeeded` event, recorded when it accepts, however late it
+ * answers), so the row must end Sent.
+ */
+export async function checkDeliveredEndsSent(client: Client): Promise<InvariantResult> {
+  const { rows } = await client.query<{ id: string; problem: string }>(
+    `SELECT n.id::text AS id,
+            'ended ' || CASE WHEN n.status = 'Failed' AND n.next_attempt_at IS NULL THEN 'terminal Failed'
+                             ELSE n.status END
+              || ' although call ' || l.call_no || ' (' || coalesce(l.fault, '?') || ') succeeded' AS problem
+       FROM notifications n
+       JOIN LATERAL (SELECT call_no, fault FROM chaos_ledger
+                      WHERE notification_id = n.id AND event = 'succeeded'
+                      ORDER BY id LIMIT 1) l ON true
+      WHERE n.status <> 'Sent'
+      ORDER BY n.id`,
+  );
+  const { rows: counts } = await client.query<{ delivered: number }>(
+    `SELECT count(DISTINCT notification_id)::int AS delivered FROM chaos_ledger WHERE event = 'succeeded'`,
+  );
+  return invariantResult(
+    'every notification with a successful call ends Sent',
+    rows.map((r) => `${r.id}: ${r.problem}`),
+    `${counts[0].delivered} notifications with a successful call, all Sent`,
   );
 }

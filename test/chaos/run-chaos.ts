@@ -548,7 +548,10 @@ async function collectFigures(
             (SELECT count(*)::int FROM chaos_ledger WHERE event = 'non-retriable') AS non_retriable,
             (SELECT count(*)::int FROM chaos_ledger WHERE event = 'throttled') AS throttled,
             (SELECT count(*)::int FROM chaos_ledger WHERE event = 'hang') AS hangs,
-            (SELECT count(*)::int FROM notification_outbox) AS events`,
+            (SELECT count(*)::int FROM notification_outbox) AS events,
+            (SELECT count(*)::int FROM chaos_audit WHERE late_success) AS late_recorded,
+            (SELECT count(*)::int FROM chaos_audit
+              WHERE late_success AND old_status = 'Failed' AND old_next_attempt_at IS NULL) AS late_after_terminal`,
   );
   const f = rows[0];
   const { rows: faultRows } = await client.query<{ fault: string; n: number }>(
@@ -580,6 +583,10 @@ async function collectFigures(
     [
       '  late successes: past the timeout / after the signal / after the margin',
       `${fault('late-success')} / ${fault('success-after-abort')} / ${fault('success-after-margin')}`,
+    ],
+    [
+      '  recorded Sent after their attempt was written off (of them after a terminal Failed)',
+      `${f.late_recorded} (${f.late_after_terminal})`,
     ],
     [
       '  echoes of personal data in error texts and codes',

@@ -4,6 +4,7 @@ import {
   byRowAndInstance,
   describeCall,
   describeWrite,
+  lateSuccessOwners,
   loadCallHistory,
   OUTCOME_NOT_RECORDED,
   unitsOfWork,
@@ -49,16 +50,29 @@ function ownerOfWrites(
   return owners;
 }
 
-/** Every Sent write is the unit of work of a call of its own writer that succeeded. */
+/**
+ * Every Sent write is the unit of work of a call of its own writer that
+ * succeeded, or a late-success write after a success of its writer had
+ * answered.
+ */
 export async function checkSentFromSuccess(
   client: Client,
   given?: CallHistory,
 ): Promise<InvariantResult> {
   const h = await history(client, given);
   const owners = ownerOfWrites(h, unitsOfWork(h));
+  const late = lateSuccessOwners(h);
   const sent = h.writes.filter((w) => w.newStatus === 'Sent');
   const failures: string[] = [];
   for (const write of sent) {
+    if (write.lateSuccess) {
+      if (!late.has(write.seq)) {
+        failures.push(
+          `${write.notificationId}: late-success Sent written by ${write.writer} (audit #${write.seq}) before any success of its had answered`,
+        );
+      }
+      continue;
+    }
     const call = owners.get(write.seq);
     if (!call) {
       failures.push(
@@ -73,7 +87,7 @@ export async function checkSentFromSuccess(
   return invariantResult(
     'every Sent write belongs to a unit of work whose call succeeded',
     failures,
-    `${sent.length} Sent writes, each after a successful call of its writer`,
+    `${sent.length} Sent writes (${late.size} of them late successes), each after a successful call of its writer`,
   );
 }
 
@@ -115,8 +129,9 @@ export async function checkNoSuccessRecordedAsFailure(
 
 /**
  * A row with two or more successful calls: every one besides the call whose
- * unit of work wrote Sent had a unit of work that did not commit (a crash, a
- * terminated backend, a lost lease between the call and the COMMIT) or that
+ * unit of work (or late-success write) wrote Sent had a unit of work that did
+ * not commit (a crash, a terminated backend, a lost lease between the call
+ * and the COMMIT, a claim cleared by another call's late success) or that
  * committed only an outcome_not_recorded hold.
  */
 export async function checkDuplicateSends(
@@ -125,6 +140,9 @@ export async function checkDuplicateSends(
 ): Promise<{ result: InvariantResult; figures: DuplicateFigures }> {
   const h = await history(client, given);
   const units = unitsOfWork(h);
+  const recordedLate = new Set([...lateSuccessOwners(h).values()].map((c) => c.callId));
+  const wroteSent = (call: LedgerCall): boolean =>
+    units.get(call.callId)?.newStatus === 'Sent' || recordedLate.has(call.callId);
   const successes = new Map<string, LedgerCall[]>();
   for (const call of h.calls) {
     if (call.outcome !== 'succeeded') continue;
@@ -140,7 +158,7 @@ export async function checkDuplicateSends(
   for (const [id, calls] of successes) {
     if (calls.length < 2) continue;
     rows++;
-    const committing = calls.filter((c) => units.get(c.callId)?.newStatus === 'Sent');
+    const committing = calls.filter(wroteSent);
     if (committing.length !== 1) {
       failures.push(
         `${id}: ${calls.length} successful calls, ${committing.length} of them with a unit of work that wrote Sent`,

@@ -16,6 +16,8 @@ export interface OutboxEventFixture {
   parkedAt?: Date | null;
   /** Characters of padding in the payload, for the too-large case. */
   padding?: number;
+  /** The payload's `sequence`: 1 by default, as the cycle writes a first event; null leaves it out. */
+  sequence?: unknown;
 }
 
 /** Inserts outbox rows as the cycle writes them (a dispatched event, its headers); returns their ids in order. */
@@ -45,6 +47,7 @@ export async function insertOutboxEvents(
           providerMessageId: `scripted-${event.key}`,
           errorCode: null,
           occurredAt: new Date().toISOString(),
+          ...(event.sequence === null ? {} : { sequence: event.sequence ?? 1 }),
           ...(event.padding ? { padding: 'x'.repeat(event.padding) } : {}),
         }),
         JSON.stringify({

@@ -10,6 +10,7 @@ import { MathRandomSource, RandomSource } from './clock/random-source';
 import { RetryCycleScheduler } from './cycle/retry-cycle.scheduler';
 import { ChannelPacer } from './cycle/channel-pacer';
 import { RetryCycleService } from './cycle/retry-cycle.service';
+import { LateSuccessRecorder } from './cycle/late-success-recorder';
 import { ProviderCallsInFlight } from './cycle/provider-calls-in-flight';
 import { ChannelResolver } from './cycle/channel-resolver';
 import { ClaimRelease } from './cycle/claim-release';
@@ -106,6 +107,7 @@ const OPERATIONS = [
     OutboxRetention,
     ChannelPacer,
     ProviderCallsInFlight,
+    LateSuccessRecorder,
     ChannelResolver,
     DueRowClaimer,
     ProviderCaller,

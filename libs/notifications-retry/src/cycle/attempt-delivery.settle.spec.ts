@@ -5,7 +5,7 @@ import {
   type SendContext,
   type SendResult,
 } from '../providers/provider-adapter';
-import { attemptDelivery, type LateAnswer } from './attempt-delivery';
+import { attemptDelivery, type LateAnswer, type LateSuccess } from './attempt-delivery';
 
 const message: OutgoingNotification = {
   id: '2b7e1c4d-5f60-4a1b-9c8d-7e6f5a4b3c2d',
@@ -28,6 +28,21 @@ class Adapter extends ProviderAdapter {
   override send(_: OutgoingNotification, context: SendContext): Promise<SendResult> {
     return this.impl(context);
   }
+}
+
+/** An adapter answer the test gives when it likes, success or failure. */
+function deferredAnswer(): {
+  promise: Promise<SendResult>;
+  resolve: (result: SendResult) => void;
+  reject: (error: Error) => void;
+} {
+  let resolve!: (result: SendResult) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<SendResult>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 const untilAborted = (signal: AbortSignal): Promise<void> =>
@@ -77,8 +92,10 @@ describe('attemptDelivery: the settle margin after the timeout', () => {
     });
   });
 
-  it('writes the attempt off after the margin; the call stays tracked until it settles', async () => {
+  it('writes the attempt off after the margin; the call stays tracked until it settles, and its success is handed over first', async () => {
     const late: LateAnswer[] = [];
+    const successes: Array<{ success: LateSuccess; callSettled: boolean }> = [];
+    let done = false;
     let settled: Promise<unknown> | undefined;
     let finish: (() => void) | undefined;
     const adapter = new Adapter(
@@ -92,21 +109,94 @@ describe('attemptDelivery: the settle margin after the timeout', () => {
     const outcome = await attemptDelivery(adapter, message, 30, undefined, {
       settleMarginMs: 60,
       onCallStarted: (call) => {
-        settled = call;
+        // What the caller chains to the call (the write of its late success) runs after the hand-over.
+        settled = call.then(() => successes.length);
       },
       onLateAnswer: (answer) => late.push(answer),
+      onLateSuccess: (success) => successes.push({ success, callSettled: done }),
     });
 
     expect(performance.now() - started).toBeGreaterThanOrEqual(85);
     expect(outcome).toMatchObject({ kind: 'retriable', errorCode: 'provider_timeout' });
-    let done = false;
     void settled?.then(() => (done = true));
     await sleep(20);
     expect(done).toBe(false);
+    expect(successes).toEqual([]);
     finish?.();
-    await settled;
+    expect(await settled).toBe(1);
     expect(done).toBe(true);
-    expect(late).toEqual([{ answer: 'resolved', recorded: false }]);
+    expect(late).toEqual([{ answer: 'resolved', recorded: false, delivered: true }]);
+    expect(successes).toEqual([
+      { success: { providerMessageId: 'too-late', writtenOffAs: 'timeout' }, callSettled: false },
+    ]);
+  });
+
+  it('hands over a success that answers after the worker cut the call, as written off by the interrupt', async () => {
+    const interrupt = new AbortController();
+    const successes: LateSuccess[] = [];
+    const answer = deferredAnswer();
+    const adapter = new Adapter(() => answer.promise);
+    setTimeout(() => interrupt.abort(new Error('shutdown grace period over')), 20);
+
+    const outcome = await attemptDelivery(adapter, message, 5_000, interrupt.signal, {
+      settleMarginMs: 1_000,
+      onLateSuccess: (success) => successes.push(success),
+    });
+    expect(outcome).toEqual({ kind: 'interrupted', errorCode: 'worker_interrupted' });
+    answer.resolve({ providerMessageId: 'after-cut' });
+    await sleep(10);
+
+    expect(successes).toEqual([{ providerMessageId: 'after-cut', writtenOffAs: 'interrupted' }]);
+  });
+
+  it('hands over only a success answered after the write-off: not one inside the margin, a late failure, or a late result without a message id', async () => {
+    const successes: LateSuccess[] = [];
+    const onLateSuccess = (success: LateSuccess): number => successes.push(success);
+    const inMargin = new Adapter(async ({ signal }) => {
+      await untilAborted(signal);
+      return { providerMessageId: 'in-time' };
+    });
+    const lateFailure = deferredAnswer();
+    const lateNoId = deferredAnswer();
+    const lateSuccess = deferredAnswer();
+
+    await attemptDelivery(inMargin, message, 20, undefined, {
+      settleMarginMs: 500,
+      onLateSuccess,
+    });
+    await attemptDelivery(new Adapter(() => lateFailure.promise), message, 20, undefined, {
+      settleMarginMs: 10,
+      onLateSuccess,
+    });
+    await attemptDelivery(new Adapter(() => lateNoId.promise), message, 20, undefined, {
+      settleMarginMs: 10,
+      onLateSuccess,
+    });
+    await attemptDelivery(new Adapter(() => lateSuccess.promise), message, 20, undefined, {
+      settleMarginMs: 10,
+      onLateSuccess,
+    });
+    lateFailure.reject(new Error('connection reset'));
+    lateNoId.resolve({ providerMessageId: '  ' });
+    lateSuccess.resolve({ providerMessageId: 'the-one' });
+    await sleep(10);
+
+    expect(successes).toEqual([{ providerMessageId: 'the-one', writtenOffAs: 'timeout' }]);
+  });
+
+  it('hands over a late message id as it would have been stored: one that carries the address is replaced', async () => {
+    const successes: LateSuccess[] = [];
+    const answer = deferredAnswer();
+
+    await attemptDelivery(new Adapter(() => answer.promise), message, 20, undefined, {
+      settleMarginMs: 10,
+      onLateSuccess: (success) => successes.push(success),
+    });
+    answer.resolve({ providerMessageId: `sent-to-${message.recipientAddress}` });
+    await sleep(10);
+
+    expect(successes).toHaveLength(1);
+    expect(successes[0].providerMessageId).toMatch(/^redacted:[0-9a-f]{16}$/);
   });
 
   it('reports an interrupt inside the margin as interrupted, not as a timeout', async () => {

@@ -45,6 +45,20 @@ export interface LateAnswer {
   readonly answer: 'resolved' | 'rejected';
   /** Inside the settle margin: this answer is the attempt's outcome. Outside it: it came too late. */
   readonly recorded: boolean;
+  /** Too late, but a success with a message id: it is also handed to `onLateSuccess`. */
+  readonly delivered?: true;
+}
+
+/**
+ * A success answered after the attempt was already decided without it: written
+ * off at the end of the settle margin, or cut by the worker (shutdown grace
+ * over, lost lease). The provider delivered the notification all the same.
+ */
+export interface LateSuccess {
+  /** As it would have been stored had it come in time (see storableMessageId). */
+  readonly providerMessageId: string;
+  /** What the attempt was decided as meanwhile. */
+  readonly writtenOffAs: 'timeout' | 'interrupted';
 }
 
 /** How long an answer may take and who hears about calls; see `attemptDelivery`. */
@@ -58,6 +72,12 @@ export interface SettleOptions {
   readonly onCallStarted?: (settled: Promise<unknown>) => void;
   /** Told of every answer that came after the timeout, inside the margin or not. */
   readonly onLateAnswer?: (late: LateAnswer) => void;
+  /**
+   * Told of a success that came after the attempt was decided without it,
+   * before the promise given to `onCallStarted` settles: whatever the listener
+   * starts then (the write of the late success) can be chained to that promise.
+   */
+  readonly onLateSuccess?: (success: LateSuccess) => void;
 }
 
 /**
@@ -88,6 +108,9 @@ export async function attemptDelivery(
   const settleMarginMs = settle.settleMarginMs ?? 0;
   const controller = new AbortController();
   let timedOut = false;
+  // Set the moment the attempt is decided without the adapter's answer. Timers run only once the
+  // microtasks of an earlier answer have run, so an answer that came first always wins the race.
+  let writtenOff: LateSuccess['writtenOffAs'] | null = null;
   let timeoutTimer: NodeJS.Timeout | undefined;
   let settleTimer: NodeJS.Timeout | undefined;
   let onInterrupt: (() => void) | undefined;
@@ -97,16 +120,16 @@ export async function attemptDelivery(
       timedOut = true;
       controller.abort(new ProviderTimeout(`provider call exceeded ${timeoutMs} ms`));
     }, timeoutMs);
-    settleTimer = setTimeout(
-      () =>
-        reject(
-          new UnsettledCall(
-            `no answer within the ${timeoutMs} ms timeout and the ${settleMarginMs} ms settle margin`,
-          ),
+    settleTimer = setTimeout(() => {
+      writtenOff ??= 'timeout';
+      reject(
+        new UnsettledCall(
+          `no answer within the ${timeoutMs} ms timeout and the ${settleMarginMs} ms settle margin`,
         ),
-      timeoutMs + settleMarginMs,
-    );
+      );
+    }, timeoutMs + settleMarginMs);
     onInterrupt = (): void => {
+      writtenOff ??= 'interrupted';
       controller.abort(interrupt?.reason);
       reject(new WorkerInterrupt('provider call interrupted by the worker'));
     };
@@ -118,20 +141,34 @@ export async function attemptDelivery(
   const send = Promise.resolve().then(() =>
     adapter.send(message, { idempotencyKey: message.id, signal: controller.signal }),
   );
-  let decided = false;
+  // Registered before onCallStarted is told of the call: a late success is handed over before
+  // anything chained to the call's settling runs.
   send
     .then(
-      () => timedOut && settle.onLateAnswer?.({ answer: 'resolved', recorded: !decided }),
-      () => timedOut && settle.onLateAnswer?.({ answer: 'rejected', recorded: !decided }),
+      (result: unknown) => {
+        const id = writtenOff ? messageIdOf(result) : null;
+        const success = id === null ? null : storableMessageId(id, message);
+        if (timedOut) {
+          settle.onLateAnswer?.({
+            answer: 'resolved',
+            recorded: writtenOff === null,
+            ...(success !== null ? { delivered: true as const } : {}),
+          });
+        }
+        if (success !== null && writtenOff !== null) {
+          settle.onLateSuccess?.({ providerMessageId: success, writtenOffAs: writtenOff });
+        }
+      },
+      () =>
+        timedOut && settle.onLateAnswer?.({ answer: 'rejected', recorded: writtenOff === null }),
     )
     .catch(() => undefined);
   settle.onCallStarted?.(send);
 
   try {
     const result: unknown = await Promise.race([send, cutOff]);
-    const providerMessageId = (result as { providerMessageId?: unknown } | null | undefined)
-      ?.providerMessageId;
-    if (typeof providerMessageId !== 'string' || providerMessageId.trim() === '') {
+    const providerMessageId = messageIdOf(result);
+    if (providerMessageId === null) {
       return {
         kind: 'retriable',
         errorCode: 'provider_invalid_result',
@@ -173,11 +210,16 @@ export async function attemptDelivery(
       };
     }
   } finally {
-    decided = true;
     clearTimeout(timeoutTimer);
     clearTimeout(settleTimer);
     if (onInterrupt) interrupt?.removeEventListener('abort', onInterrupt);
   }
+}
+
+/** The result's message id, or null when it has none a Sent row could carry. */
+function messageIdOf(result: unknown): string | null {
+  const id = (result as { providerMessageId?: unknown } | null | undefined)?.providerMessageId;
+  return typeof id === 'string' && id.trim() !== '' ? id : null;
 }
 
 /** Longer ids are cut: a provider's message id is a reference, not a payload. */

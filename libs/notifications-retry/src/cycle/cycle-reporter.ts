@@ -258,7 +258,8 @@ export class CycleReporter {
    */
   lateAnswer(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel, late: LateAnswer): void {
     this.metrics.lateAnswer(row.channel, channel.config.providerKey, late.recorded);
-    if (late.recorded) return;
+    // A delivered one is the LateSuccessRecorder's to report, with what became of it.
+    if (late.recorded || late.delivered) return;
     this.logger.warn({
       ...this.ids(cycle),
       msg: 'late-answer-unrecorded',

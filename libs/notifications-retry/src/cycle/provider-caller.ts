@@ -10,6 +10,7 @@ import { ChannelPacer } from './channel-pacer';
 import type { ClaimedRow } from './claimed-row';
 import { CycleReporter } from './cycle-reporter';
 import type { CycleState, EligibleChannel } from './cycle-state';
+import { LateSuccessRecorder } from './late-success-recorder';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
 
 /** What a call came to, and the trace context for the outbox headers. */
@@ -32,7 +33,9 @@ export const CLAIM_WRITE_ALLOWANCE_MS = 250;
  * connection: paced to the channel's rate, through the provider's circuit
  * breaker, in a span under the cycle's, cut at the channel timeout; an answer
  * is awaited past it only while the row's claim stays live. A row whose
- * attempts already reach the channel's maximum is not called.
+ * attempts already reach the channel's maximum is not called. A success that
+ * answers after the attempt was written off anyway goes to the
+ * LateSuccessRecorder, whenever it comes.
  */
 @Injectable()
 export class ProviderCaller {
@@ -45,6 +48,7 @@ export class ProviderCaller {
     private readonly pacer: ChannelPacer,
     private readonly callsInFlight: ProviderCallsInFlight,
     private readonly reporter: CycleReporter,
+    private readonly lateSuccesses: LateSuccessRecorder,
   ) {}
 
   async call(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel): Promise<CallResult> {
@@ -68,6 +72,11 @@ export class ProviderCaller {
       },
       trace.setSpan(otelContext.active(), cycle.span),
     );
+    const carrier: Record<string, string> = {};
+    propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
+    // Resolved once the late success (if any) is written: until then the call counts as in flight,
+    // so this instance does not claim the notification again only to find it Sent.
+    let lateWrite: Promise<void> = Promise.resolve();
     try {
       const outcome = await this.circuits.call(
         channel.config.providerKey,
@@ -88,8 +97,25 @@ export class ProviderCaller {
             cycle.interrupt.signal,
             {
               settleMarginMs: this.settleMarginMs(row, channel),
-              onCallStarted: (settled) => this.callsInFlight.track(row.id, settled),
+              onCallStarted: (settled) =>
+                this.callsInFlight.track(
+                  row.id,
+                  settled.then(
+                    () => lateWrite,
+                    () => lateWrite,
+                  ),
+                ),
               onLateAnswer: (late) => this.reporter.lateAnswer(cycle, row, channel, late),
+              onLateSuccess: (success) => {
+                lateWrite = this.lateSuccesses.record({
+                  row,
+                  channel,
+                  success,
+                  runId: cycle.runId,
+                  correlationId: cycle.correlationId,
+                  traceparent: carrier.traceparent,
+                });
+              },
             },
           );
         },
@@ -102,8 +128,6 @@ export class ProviderCaller {
           message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind,
         });
       }
-      const carrier: Record<string, string> = {};
-      propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
       return { outcome, traceparent: carrier.traceparent, decidedAt: performance.now() };
     } finally {
       span.end();

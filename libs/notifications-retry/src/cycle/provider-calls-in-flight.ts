@@ -55,6 +55,11 @@ export class ProviderCallsInFlight {
     return [...this.calls.keys()];
   }
 
+  /** Settles once every call tracked now has settled (or been given up on), however each settles. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.calls.values()]);
+  }
+
   get size(): number {
     return this.calls.size;
   }

@@ -17,6 +17,7 @@ export const RetryMetricName = {
   settleDuration: 'notifications_retry_settle_duration_ms',
   lag: 'notifications_retry_lag_ms',
   lateAnswers: 'notifications_retry_late_answers_total',
+  lateSuccesses: 'notifications_retry_late_successes_total',
   databaseClientErrors: 'notifications_retry_database_client_errors_total',
   callsInFlight: 'notifications_retry_calls_in_flight',
   claimsLapsed: 'notifications_retry_claims_lapsed_total',

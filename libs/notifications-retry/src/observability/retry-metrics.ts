@@ -46,6 +46,7 @@ export class RetryMetrics {
   private readonly itemErrors: Counter<string>;
   private readonly leaseSkipped: Counter<string>;
   private readonly lateAnswers: Counter<string>;
+  private readonly lateSuccesses: Counter<string>;
   private readonly databaseClientErrors: Counter<string>;
   private readonly claimsLapsed: Counter<string>;
   private readonly claimsLost: Counter<string>;
@@ -108,6 +109,11 @@ export class RetryMetrics {
     this.lateAnswers = counter({
       name: M.lateAnswers,
       help: 'Provider answers after the channel timeout; recorded="true" inside the settle margin (the outcome), "false" after it (lost)',
+      labelNames: [...ITEM, 'recorded'],
+    });
+    this.lateSuccesses = counter({
+      name: M.lateSuccesses,
+      help: 'Successes answered after their attempt was written off (past the settle margin, or cut by the worker); recorded="true" when the notification was written Sent then, "false" when it already was or the write failed',
       labelNames: [...ITEM, 'recorded'],
     });
     this.databaseClientErrors = counter({
@@ -211,12 +217,19 @@ export class RetryMetrics {
     this.itemErrors.inc({ channel: labels.channel }, 0);
     this.claimsLapsed.inc({ channel: labels.channel }, 0);
     this.claimsLost.inc({ channel: labels.channel }, 0);
-    for (const recorded of ['true', 'false']) this.lateAnswers.inc({ ...labels, recorded }, 0);
+    for (const recorded of ['true', 'false']) {
+      this.lateAnswers.inc({ ...labels, recorded }, 0);
+      this.lateSuccesses.inc({ ...labels, recorded }, 0);
+    }
     this.circuit(provider, circuit);
   }
 
   lateAnswer(channel: string, provider: string, recorded: boolean): void {
     this.lateAnswers.inc({ ...this.item(channel, provider), recorded: String(recorded) });
+  }
+
+  lateSuccess(channel: string, provider: string, recorded: boolean): void {
+    this.lateSuccesses.inc({ ...this.item(channel, provider), recorded: String(recorded) });
   }
 
   callsInFlight(calls: number): void {

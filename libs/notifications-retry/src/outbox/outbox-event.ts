@@ -11,6 +11,14 @@ export interface OutboxEvent {
   /** The NotificationId: events of one key are published one at a time, in `createdAt` order. */
   readonly messageKey: string;
   readonly contractVersion: number;
+  /**
+   * The payload's `sequence` (NotificationDispatchedEvent.sequence), read by
+   * the relay's claim so that a publisher can hand it to the broker without
+   * parsing the payload (the NATS publisher sends it as `Pin-Sequence`).
+   * Null when the payload has no integer `sequence`: an event written before
+   * the field existed, or a host's own event without one.
+   */
+  readonly sequence: number | null;
   /** The payload as JSON text (NotificationDispatchedEvent for the dispatched topic; no personal data). */
   readonly payload: string;
   /** The outbox headers (correlationId, jobRunId, traceparent), values as strings. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { EVENT_SEQUENCE_FIELD } from '../persistence/sql/event-sequence.sql';
 import type { OutboxEvent } from './outbox-event';
 
 /** A retriable or permanent failure to write back, by event id. */
@@ -23,6 +24,8 @@ interface ClaimedRow {
   message_key: string;
   contract_version: number;
   payload: string;
+  /** The payload's sequence as text when it is a JSON number, else null. */
+  sequence: string | null;
   headers: Record<string, unknown> | null;
   created_at: Date;
   attempts: number;
@@ -74,6 +77,8 @@ export class OutboxRelayRepository {
          FROM candidates c
         WHERE o.id = c.id
        RETURNING o.id, o.topic, o.message_key, o.contract_version, o.payload::text AS payload,
+                 CASE WHEN jsonb_typeof(o.payload -> '${EVENT_SEQUENCE_FIELD}') = 'number'
+                      THEN o.payload ->> '${EVENT_SEQUENCE_FIELD}' END AS sequence,
                  o.headers, o.created_at, o.attempts`,
       [limit, token, claimTtlMs],
     );
@@ -83,6 +88,7 @@ export class OutboxRelayRepository {
         topic: row.topic,
         messageKey: row.message_key,
         contractVersion: row.contract_version,
+        sequence: eventSequence(row.sequence),
         payload: row.payload,
         headers: stringHeaders(row.headers),
         createdAt: row.created_at,
@@ -198,6 +204,16 @@ function stringHeaders(headers: Record<string, unknown> | null): Record<string, 
     out[key] = typeof value === 'string' ? value : JSON.stringify(value);
   }
   return out;
+}
+
+/**
+ * Read as text and checked here: a host's own event with a fractional or huge
+ * `sequence` must not fail the whole claim (a cast in SQL would), it just has none.
+ */
+function eventSequence(text: string | null): number | null {
+  if (text === null) return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
 }
 
 function ids(failures: readonly OutboxFailure[]): string[] {

@@ -23,6 +23,9 @@ import {
   type ResolvedNatsPublisherOptions,
 } from './resolve-nats-publisher-options';
 
+/** The event's `sequence`, for consumers that pick the latest event of a key from headers alone. */
+export const SEQUENCE_HEADER = 'Pin-Sequence';
+
 /** Errors that say this event can never be published as it is, whatever the broker's state. */
 const PERMANENT_CODES = new Set<string>([
   ErrorCode.MaxPayloadExceeded,
@@ -43,8 +46,11 @@ interface Connected {
  * Publishes outbox events to NATS JetStream: subject = [subjectPrefix.]topic,
  * payload = the event's JSON, headers = the outbox headers plus
  * `Nats-Msg-Id` = event id (JetStream drops a second copy inside the stream's
- * duplicate window), `Pin-Message-Key` and `Pin-Contract-Version`. An event is
- * reported published only once its PubAck came back (a duplicate's too).
+ * duplicate window), `Pin-Message-Key`, `Pin-Contract-Version` and, when the
+ * event has one, `Pin-Sequence` (the notification's event number: a consumer
+ * or a stream filter keeps the latest per key without parsing the payload).
+ * An event is reported published only once its PubAck came back (a
+ * duplicate's too).
  *
  * Connects on first use and reconnects on its own; while disconnected a batch
  * fails at once as retriable rather than being buffered by the client, so
@@ -125,6 +131,7 @@ export class NatsJetStreamOutboxPublisher
         for (const [key, value] of Object.entries(event.headers)) h.set(key, value);
         h.set('Pin-Message-Key', event.messageKey);
         h.set('Pin-Contract-Version', String(event.contractVersion));
+        if (event.sequence !== null) h.set(SEQUENCE_HEADER, String(event.sequence));
         h.set('Content-Type', 'application/json');
         try {
           await jetstream.publish(subject, Buffer.from(event.payload, 'utf8'), {

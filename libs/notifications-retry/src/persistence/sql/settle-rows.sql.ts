@@ -3,6 +3,7 @@ import type { LeaseFence } from '../../locking/lease-fence';
 import { NotificationOutboxEntity } from '../notification-outbox.entity';
 import { NotificationEntity } from '../notification.entity';
 import { entitySql } from './entity-sql';
+import { withEventSequence } from './event-sequence.sql';
 import { embedFence, type FenceValue } from './lease-fence-parameters';
 import { StatementParameters, type BoundStatement } from './sql-statement';
 
@@ -76,16 +77,17 @@ export function compileSettleRows(
           SET ${set.join(', ')},
               ${n.column('claimToken')} = NULL,
               ${n.column('claimExpiresAt')} = NULL,
+              ${n.column('eventSequence')} = n.${n.column('eventSequence')} + (r."eventId" IS NOT NULL)::int,
               ${n.column('updatedAt')} = now()
          FROM r
         WHERE n.${n.column('id')} = r."id" AND n.${n.column('claimToken')} = r."claimToken"
-       RETURNING n.${n.column('id')} AS id
+       RETURNING n.${n.column('id')} AS id, n.${n.column('eventSequence')} AS sequence
      ),
      appended AS (
        INSERT INTO ${o.table} (${o.column('id')}, ${o.column('topic')}, ${o.column('messageKey')},
                                ${o.column('contractVersion')}, ${o.column('payload')}, ${o.column('headers')})
        SELECT r."eventId", r."eventTopic", r."eventMessageKey", r."eventContractVersion",
-              r."eventPayload"::jsonb, r."eventHeaders"::jsonb
+              ${withEventSequence('r."eventPayload"::jsonb', 'settled.sequence')}, r."eventHeaders"::jsonb
          FROM r JOIN settled ON settled.id = r."id"
         WHERE r."eventId" IS NOT NULL
      )
