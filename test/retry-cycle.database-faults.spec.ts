@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { SqlRunner } from '@pin/notifications-retry/persistence/sql-runner';
+import { OutboxRelayRepository } from '@pin/notifications-retry/outbox/outbox-relay.repository';
 import { completed } from './support/cycle-reports';
 import { deferred, waitFor } from './support/deferred';
 import { insertChannel, outboxEvents, readNotification } from './support/fixtures';
@@ -86,6 +88,41 @@ describe('outcome writes through database faults (real PostgreSQL)', () => {
     const [{ pid }] = await waiting;
     expect(sleeping).not.toContain(pid);
     await Promise.allSettled([first, second]);
+  });
+
+  it("the relay's statements too: a terminated backend's client is not handed to the statement waiting for one", async () => {
+    app = await createRetryTestApp({ url: db.url, poolSize: 2 });
+    await app.reset();
+    const relay = app.module.get(OutboxRelayRepository, { strict: false });
+    const blocker = new Client({ connectionString: db.url });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE notification_outbox IN EXCLUSIVE MODE');
+    let outcomes: PromiseSettledResult<number>[] = [];
+    try {
+      // Both pooled connections wait on the lock; a third statement waits for one of them.
+      const first = relay.markPublished(randomUUID(), [randomUUID()]);
+      const second = relay.release(randomUUID(), [randomUUID()]);
+      let waiting: number[] = [];
+      for (let i = 0; i < 400 && waiting.length < 2; i++) {
+        const rows = await admin.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE notification_outbox%'`,
+        );
+        waiting = rows.rows.map((row) => row.pid);
+        if (waiting.length < 2) await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(waiting).toHaveLength(2);
+      const backlog = relay.backlog();
+      await admin.query('SELECT pg_terminate_backend($1)', [waiting[0]]);
+      await blocker.query('ROLLBACK');
+      outcomes = await Promise.allSettled([first, second]);
+      await expect(backlog).resolves.toMatchObject({ unpublished: 0, parked: 0 });
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      await blocker.end();
+    }
+    expect(outcomes.filter((o) => o.status === 'rejected')).toHaveLength(1);
   });
 
   it('a backend killed while it carries a group commit of 100 outcomes: all 100 end Sent, one event each', async () => {

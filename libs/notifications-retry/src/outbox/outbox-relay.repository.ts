@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { SqlRunner } from '../persistence/sql-runner';
 import { EVENT_SEQUENCE_FIELD } from '../persistence/sql/event-sequence.sql';
 import type { OutboxEvent } from './outbox-event';
 
@@ -41,7 +40,9 @@ const MAX_ERROR_LENGTH = 500;
  */
 @Injectable()
 export class OutboxRelayRepository {
-  constructor(@InjectNotificationsRetryDataSource() private readonly dataSource: DataSource) {}
+  // Through the library's SqlRunner, not TypeORM's query(): a client whose backend was terminated
+  // is destroyed rather than handed to the next statement (DESIGN §3.5).
+  constructor(private readonly sql: SqlRunner) {}
 
   /**
    * Claims up to `limit` events, oldest first, stamping `token` on them. Only
@@ -52,8 +53,7 @@ export class OutboxRelayRepository {
    * re-checks the claim condition on a row another relay changed meanwhile.
    */
   async claim(token: string, limit: number, claimTtlMs: number): Promise<OutboxEvent[]> {
-    // TypeORM answers an UPDATE … RETURNING with [rows, affected count].
-    const [rows] = await this.dataSource.query<[ClaimedRow[], number]>(
+    const { rows } = await this.sql.query<ClaimedRow>(
       `WITH candidates AS (
          SELECT o.id
            FROM notification_outbox o
@@ -155,9 +155,9 @@ export class OutboxRelayRepository {
   }
 
   async backlog(): Promise<OutboxBacklog> {
-    const [row] = await this.dataSource.query<
-      Array<{ unpublished: number; oldest: number; parked: number }>
-    >(
+    const {
+      rows: [row],
+    } = await this.sql.query<{ unpublished: number; oldest: number; parked: number }>(
       `SELECT (SELECT count(*) FROM notification_outbox
                 WHERE published_at IS NULL AND parked_at IS NULL)::int AS unpublished,
               coalesce(extract(epoch FROM now() - (
@@ -191,9 +191,7 @@ export class OutboxRelayRepository {
   }
 
   private async affected(sql: string, parameters: unknown[]): Promise<number> {
-    // TypeORM's postgres driver answers an UPDATE/DELETE with [rows, affected count].
-    const result: unknown = await this.dataSource.query(sql, parameters);
-    return Array.isArray(result) && typeof result[1] === 'number' ? result[1] : 0;
+    return (await this.sql.query(sql, parameters)).rowCount;
   }
 }
 

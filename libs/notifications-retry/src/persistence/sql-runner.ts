@@ -39,16 +39,8 @@ export class SqlRunner {
     connectBy?: number,
   ): Promise<Row[]> {
     const named = await this.preparedStatements.named();
-    const client = await this.connect(connectBy);
-    // pg-pool stops listening to a client's errors while it is checked out; a dropped connection
-    // must go back as broken, so the pool closes it instead of handing it out again.
-    let broken: Error | undefined;
-    const onError = (error: Error): void => {
-      broken ??= error;
-    };
-    client.on('error', onError);
     const unnamed = { text: statement.text, values: [...values] };
-    try {
+    return this.withClient(connectBy, async (client) => {
       if (!named) return (await client.query(unnamed)).rows as Row[];
       try {
         return (await client.query({ name: statement.name, ...unnamed })).rows as Row[];
@@ -57,6 +49,38 @@ export class SqlRunner {
         if (!this.preparedStatements.namedStatementFailed(error)) throw error;
         return (await client.query(unnamed)).rows as Row[];
       }
+    });
+  }
+
+  /**
+   * A statement whose text is not compiled into a prepared one (the outbox
+   * relay's), sent unnamed with the same care for its connection: its rows
+   * and how many rows it changed.
+   */
+  async query<Row>(
+    text: string,
+    values: readonly unknown[] = [],
+  ): Promise<{ rows: Row[]; rowCount: number }> {
+    return this.withClient(undefined, async (client) => {
+      const result = await client.query({ text, values: [...values] });
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    });
+  }
+
+  private async withClient<T>(
+    connectBy: number | undefined,
+    work: (client: PoolClient) => Promise<T>,
+  ): Promise<T> {
+    const client = await this.connect(connectBy);
+    // pg-pool stops listening to a client's errors while it is checked out; a dropped connection
+    // must go back as broken, so the pool closes it instead of handing it out again.
+    let broken: Error | undefined;
+    const onError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on('error', onError);
+    try {
+      return await work(client);
     } catch (error) {
       if (isConnectionLost(error))
         broken ??= error instanceof Error ? error : new Error(String(error));
