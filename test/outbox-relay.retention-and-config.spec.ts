@@ -1,3 +1,4 @@
+import { Client, type QueryConfig } from 'pg';
 import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
@@ -55,20 +56,18 @@ describe('outbox retention and the relay configuration', () => {
       options: { outboxRelay: { retentionMs: 7 * DAY_MS, retentionBatchSize: 2 } },
     });
     const deleteStatements: string[] = [];
-    const original = ds.query.bind(ds);
+    // Every statement the app sends, observed on the pg client (a spy that calls through).
+    const spy = jest.spyOn(Client.prototype, 'query');
     try {
       const retention = app.module.get(OutboxRetention);
-      const appDs = app.dataSource;
-      const query = appDs.query.bind(appDs);
-      appDs.query = ((sql: string, parameters?: unknown[]) => {
-        if (/^\s*DELETE FROM notification_outbox/.test(sql)) deleteStatements.push(sql);
-        return query(sql, parameters);
-      }) as typeof appDs.query;
-
       expect(await retention.runOnce()).toBe(5);
       expect(await retention.runOnce()).toBe(0);
+      for (const [config] of spy.mock.calls as unknown[][]) {
+        const text = typeof config === 'string' ? config : (config as QueryConfig).text;
+        if (/^\s*DELETE FROM notification_outbox/.test(text)) deleteStatements.push(text);
+      }
     } finally {
-      ds.query = original;
+      spy.mockRestore();
       await app.close();
     }
     // 2 + 2 + 1, then the empty second run.
