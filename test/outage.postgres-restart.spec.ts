@@ -182,6 +182,7 @@ describe('outage: PostgreSQL restarted mid-cycle (real PostgreSQL, host app)', (
     );
     expect(during.find((entry) => entry.event === 'cycle-failed')).toMatchObject({
       level: 50,
+      cause: 'database-unreachable',
       error: expect.stringMatching(/ECONNREFUSED|connection/),
     });
     // The lease could not be released either; the instance remembers it.

@@ -16,6 +16,12 @@ describe('database error kinds', () => {
     expect(isPassingDatabaseError(pgError(code, message))).toBe(true);
   });
 
+  it('a connect that failed on every address of a host name loses the connection', () => {
+    const refused = [pgError('ECONNREFUSED', 'connect ECONNREFUSED ::1:5432')];
+    expect(isConnectionLost(new AggregateError(refused, ''))).toBe(true);
+    expect(isConnectionLost(new AggregateError([pgError('23505')], ''))).toBe(false);
+  });
+
   it('a socket that ended without a code loses the connection', () => {
     expect(isConnectionLost(new Error('Connection terminated unexpectedly'))).toBe(true);
   });

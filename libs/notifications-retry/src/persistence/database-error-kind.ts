@@ -34,13 +34,17 @@ function sqlState(error: unknown): string | undefined {
  * the socket ended. Such a client must be destroyed, never pooled again.
  */
 export function isConnectionLost(error: unknown): boolean {
+  // A host name with several addresses fails as one AggregateError of the connect errors.
+  const errors = (error as { errors?: unknown } | null)?.errors;
+  if (Array.isArray(errors) && errors.some(isConnectionLost)) return true;
   const code = sqlState(error);
   if (code !== undefined) {
     if (code.startsWith('57P') || code.startsWith('08')) return true;
     if (SOCKET_ERROR_CODES.has(code)) return true;
   }
-  const message = error instanceof Error ? error.message : '';
-  return SOCKET_ENDED.test(message);
+  // Not `instanceof Error`: an error from another realm (a VM context, a test sandbox) is one too.
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && SOCKET_ENDED.test(message);
 }
 
 /** Worth sending again a moment later: the cause passes (and nothing was committed). */

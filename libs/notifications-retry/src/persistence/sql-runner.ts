@@ -82,8 +82,7 @@ export class SqlRunner {
     try {
       return await work(client);
     } catch (error) {
-      if (isConnectionLost(error))
-        broken ??= error instanceof Error ? error : new Error(String(error));
+      if (isConnectionLost(error)) broken ??= error as Error;
       throw error;
     } finally {
       client.removeListener('error', onError);
@@ -117,9 +116,11 @@ export class SqlRunner {
           clearTimeout(timer);
           resolve(client);
         },
-        (error: unknown) => {
+        (error: Error) => {
           clearTimeout(timer);
-          if (!gaveUp) reject(error instanceof Error ? error : new Error(String(error)));
+          // As it came (pg rejects with an Error, maybe of another realm): its code says whether the
+          // database refused the connection.
+          if (!gaveUp) reject(error);
         },
       );
     });
