@@ -42,6 +42,17 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
     await db?.drop();
   });
 
+  /** An app on the library's own DatabaseClock, or on a host's Clock class. */
+  async function startApp(clock?: new () => Clock): Promise<RetryTestApp> {
+    const app = await createRetryTestApp({
+      url: db.url,
+      clock: 'database',
+      extensions: clock ? { clock } : undefined,
+    });
+    apps.push(app);
+    return app;
+  }
+
   async function quietHoursRow(app: RetryTestApp): Promise<{ id: string; databaseNow: Date }> {
     await resetTables(app.dataSource);
     await insertChannel(app.dataSource, {
@@ -85,8 +96,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
   }
 
   it('does not send a quiet-hours row early when the app clock runs 5 min ahead (default clock)', async () => {
-    const app = await createRetryTestApp({ url: db.url, clock: 'database' });
-    apps.push(app);
+    const app = await startApp();
     const { id } = await quietHoursRow(app);
     skewProcessClock();
 
@@ -98,8 +108,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
   });
 
   it('counts backoff from the database clock too: next attempt = database now + backoff', async () => {
-    const app = await createRetryTestApp({ url: db.url, clock: 'database' });
-    apps.push(app);
+    const app = await startApp();
     const { id, databaseNow } = await quietHoursRow(app);
     await app.dataSource.query(
       `UPDATE notifications SET status = 'Failed', next_attempt_at = $2, scheduled_at = NULL WHERE id = $1`,
@@ -120,12 +129,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
   });
 
   it('with an app-server clock instead, the same row goes out 4 min early: what the default prevents', async () => {
-    const app = await createRetryTestApp({
-      url: db.url,
-      clock: 'database',
-      extensions: { clock: AppServerClock },
-    });
-    apps.push(app);
+    const app = await startApp(AppServerClock);
     const { id } = await quietHoursRow(app);
     skewProcessClock();
 
@@ -135,12 +139,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
   });
 
   it('a host that registers the exported SystemClock gets database time: no quiet-hours row goes out early', async () => {
-    const app = await createRetryTestApp({
-      url: db.url,
-      clock: 'database',
-      extensions: { clock: SystemClock },
-    });
-    apps.push(app);
+    const app = await startApp(SystemClock);
     const { id } = await quietHoursRow(app);
     skewWallClock();
 
@@ -169,8 +168,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
   }
 
   it('never takes a live claim when the cycle is given a now 5 min ahead of the database', async () => {
-    const app = await createRetryTestApp({ url: db.url, clock: 'database' });
-    apps.push(app);
+    const app = await startApp();
     const id = await rowClaimedElsewhere(app);
 
     const report = completed(await app.cycles.runCycle({ now: new Date(Date.now() + AHEAD_MS) }));
@@ -181,12 +179,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
   });
 
   it('never takes a live claim when the host clock runs 5 min ahead (a custom Clock)', async () => {
-    const app = await createRetryTestApp({
-      url: db.url,
-      clock: 'database',
-      extensions: { clock: AppServerClock },
-    });
-    apps.push(app);
+    const app = await startApp(AppServerClock);
     const id = await rowClaimedElsewhere(app);
     skewProcessClock();
 
@@ -204,8 +197,7 @@ describe('one clock: the database decides when a row is due (real PostgreSQL)', 
     ['back', -10 * 60_000],
     ['forward', 10 * 60_000],
   ])('a wall-clock step of 10 min %s during a failing call moves no backoff', async (_, stepMs) => {
-    const app = await createRetryTestApp({ url: db.url, clock: 'database' });
-    apps.push(app);
+    const app = await startApp();
     const { id, databaseNow } = await quietHoursRow(app);
     await app.dataSource.query(
       `UPDATE notifications SET status = 'Failed', next_attempt_at = $2, scheduled_at = NULL WHERE id = $1`,
