@@ -1,5 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { PostgresDistributedLock } from '../libs/notifications-retry/src/locking/postgres-distributed-lock';
+import { Registry } from 'prom-client';
+import { RetryMetrics } from '../libs/notifications-retry/src/observability/retry-metrics';
 import { resolveOptions } from '../libs/notifications-retry/src/options/resolve-options';
 import { PreparedStatementMode } from '../libs/notifications-retry/src/persistence/prepared-statement-mode';
 import { SqlRunner } from '../libs/notifications-retry/src/persistence/sql-runner';
@@ -15,8 +17,13 @@ describe('PostgresDistributedLock (real PostgreSQL)', () => {
 
   beforeAll(async () => {
     ({ db, dataSource: ds } = await createMigratedDatabase());
-    const statements = new PreparedStatementMode(resolveOptions({}), ds);
-    lock = new PostgresDistributedLock(ds, new SqlRunner(ds, statements));
+    const options = resolveOptions({ metrics: { registry: new Registry() } });
+    const statements = new PreparedStatementMode(options, ds);
+    lock = new PostgresDistributedLock(
+      ds,
+      new SqlRunner(ds, statements),
+      new RetryMetrics(options),
+    );
   });
 
   afterAll(async () => {

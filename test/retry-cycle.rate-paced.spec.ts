@@ -67,4 +67,27 @@ describe('rate-paced claims (real PostgreSQL)', () => {
       expect(t.app.provider.calls).toHaveLength(1);
     });
   });
+
+  describe('a fast channel at 50 calls/s in a 2 s cycle', () => {
+    const t = useRetryTestApp({
+      options: { concurrency: 200, batchSize: 500, maxCycleDurationMs: 2_000 },
+      channels: [{ key: 'email', rateLimitPerSec: 50, timeoutMs: 1_000 }],
+    });
+
+    it('claims many rows at a time, not one per rate slot', async () => {
+      await t.dueRows(300);
+
+      const report = completed(await t.app.cycles.runCycle());
+
+      // 50/s for 2 s: about 100 calls, each at least 20 ms after the one before.
+      const starts = t.app.provider.calls.map((call) => call.startedAt);
+      expect(starts.length).toBeGreaterThanOrEqual(80);
+      expect(starts.length).toBeLessThanOrEqual(101);
+      for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThan(19);
+      // At most the row of the last slot before the deadline, if the deadline came first.
+      expect(report.counts.skipped).toBeLessThanOrEqual(1);
+      // A claim every half horizon (500 ms) or so: a handful, not one per call.
+      expect(report.timings.claim.count).toBeLessThanOrEqual(10);
+    });
+  });
 });

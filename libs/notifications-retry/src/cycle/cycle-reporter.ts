@@ -7,6 +7,7 @@ import type { ClaimedRow } from './claimed-row';
 import type { CompletedCycleReport } from './cycle-report';
 import type { CycleState, EligibleChannel } from './cycle-state';
 import { errorText } from './error-text';
+import { sqlState } from '../persistence/database-error-kind';
 import type { LeaseLossCause } from './lease-loss';
 import type { OutcomeWriteResult } from './outcome-write-result';
 import type { RowOutcome } from './row-settlement';
@@ -211,7 +212,7 @@ export class CycleReporter {
       msg: 'claim-failed',
       event: 'claim-failed',
       retryInMs,
-      code: (error as { code?: unknown } | null)?.code,
+      code: sqlState(error),
       error: errorText(error),
     });
   }

@@ -76,8 +76,11 @@ export class CycleState {
    * them out, so no row is sent twice, or claimed in a loop, in one cycle.
    */
   readonly dueAgain = new Set<string>();
-  /** Rows whose call and outcome write are under way in this cycle. */
-  readonly running = new Set<string>();
+  /**
+   * Rows whose call and outcome write are under way in this cycle, with when
+   * their claims lapse (`performance.now()`).
+   */
+  readonly running = new Map<string, number>();
 
   recordLag(lagMs: number): void {
     this.maxLagMs = Math.max(this.maxLagMs, lagMs);

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../clock/clock';
@@ -16,6 +17,7 @@ import {
 } from '../persistence/sql/record-late-success.sql';
 import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
+import { retryPassingErrors } from '../persistence/retry-passing-errors';
 import type { LateSuccess } from './attempt-delivery';
 import type { ClaimedRow } from './claimed-row';
 import type { EligibleChannel } from './cycle-state';
@@ -32,6 +34,13 @@ export interface LateSuccessInput {
   /** The provider call span's, for the event's headers. */
   readonly traceparent: string | undefined;
 }
+
+/**
+ * How long a late success's write is tried again after passing failures (a
+ * killed backend, a lock behind a DBA's timeout): no claim bounds it, and a
+ * delivered notification is worth more than a prompt give-up.
+ */
+const LATE_SUCCESS_RETRY_MS = 30_000;
 
 /** What the row was when the late success reached it, for the log line. */
 type FoundAs = 'retrying' | 'terminal' | 'pending' | 'claimed';
@@ -62,6 +71,8 @@ export class LateSuccessRecorder implements BeforeApplicationShutdown {
   private readonly logger = new Logger('NotificationsRetryCycle');
   private readonly statement: BoundStatement<RecordLateSuccessValue>;
   private readonly writes = new Set<Promise<void>>();
+  /** Ends the retries of writes still failing once the shutdown grace is over. */
+  private readonly stopping = new AbortController();
 
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
@@ -94,14 +105,20 @@ export class LateSuccessRecorder implements BeforeApplicationShutdown {
     } finally {
       clearTimeout(timer);
     }
-    await Promise.allSettled([...this.writes]);
+    const cut = setTimeout(() => this.stopping.abort(), this.options.shutdownGraceMs);
+    try {
+      await Promise.allSettled([...this.writes]);
+    } finally {
+      clearTimeout(cut);
+    }
   }
 
   private async write(input: LateSuccessInput): Promise<void> {
     const { row, channel, success } = input;
     const providerKey = channel.config.providerKey;
     const sentAt = this.clock.now();
-    // The call that succeeded was attempt number `attempts + 1` of the row as it was claimed.
+    // Counted once: the statement keeps a higher count (the write-off counted it, or later
+    // attempts followed) and raises a lower one to this.
     const callAttempt = row.attempts + 1;
     const event = this.outbox.dispatchedRow(
       {
@@ -109,7 +126,7 @@ export class LateSuccessRecorder implements BeforeApplicationShutdown {
         tenantId: row.tenantId,
         channel: row.channel,
         status: NotificationStatus.Sent,
-        // The statement puts the row's attempts after the write here.
+        // Replaced by the row's attempts as written: only the statement knows them.
         attempts: callAttempt,
         providerKey,
         providerMessageId: success.providerMessageId,
@@ -132,20 +149,26 @@ export class LateSuccessRecorder implements BeforeApplicationShutdown {
     };
     let recorded: RecordedLateSuccess | undefined;
     try {
-      [recorded] = await this.sql.run<RecordedLateSuccess>(
-        this.statement,
-        this.statement.values({
-          id: row.id,
-          callAttempt,
-          providerMessageId: success.providerMessageId,
-          sentAt,
-          eventId: event.id,
-          eventTopic: event.topic,
-          eventMessageKey: event.messageKey,
-          eventContractVersion: event.contractVersion,
-          eventPayload: event.payload,
-          eventHeaders: event.headers,
-        }),
+      const values = this.statement.values({
+        id: row.id,
+        callAttempt,
+        providerMessageId: success.providerMessageId,
+        sentAt,
+        eventId: event.id,
+        eventTopic: event.topic,
+        eventMessageKey: event.messageKey,
+        eventContractVersion: event.contractVersion,
+        eventPayload: event.payload,
+        eventHeaders: event.headers,
+      });
+      // Safe to repeat: a write that committed before its reply was lost finds the row Sent.
+      [recorded] = await retryPassingErrors(
+        () => this.sql.run<RecordedLateSuccess>(this.statement, values),
+        {
+          giveUpAt: performance.now() + LATE_SUCCESS_RETRY_MS,
+          signal: this.stopping.signal,
+          onRetry: () => this.metrics.statementRetried('late-success'),
+        },
       );
     } catch (error) {
       this.metrics.lateSuccess(row.channel, providerKey, false);

@@ -11,7 +11,7 @@ import { CronJob } from 'cron';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { errorText } from './error-text';
-import { isConnectionLost } from '../persistence/database-error-kind';
+import { isConnectionLost, sqlState } from '../persistence/database-error-kind';
 import { RetryCycleService } from './retry-cycle.service';
 
 export const RETRY_CYCLE_JOB_NAME = 'notifications-retry-cycle';
@@ -74,7 +74,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
         event: 'cycle-failed',
         // Said outright: a database that refuses connections reads as such, not as a stalled worker.
         cause: isConnectionLost(error) ? 'database-unreachable' : 'error',
-        code: (error as { code?: unknown } | null)?.code,
+        code: sqlState(error),
         error: errorText(error),
       });
     }

@@ -76,7 +76,15 @@ const CLAIM_AT_FREE_SHARE = 0.1;
  * long, each claim stretched by its wait: a claimed row never waits long
  * enough in the queue for its claim to run short.
  */
-const RATE_HORIZON_MS = 250;
+const RATE_HORIZON_MS = 1_000;
+/**
+ * A paced channel claims again once what it has queued covers less than this
+ * much of the horizon: a fast channel's claims take many rows each, not one
+ * row per rate slot.
+ */
+const RATE_REFILL_MS = RATE_HORIZON_MS / 2;
+/** No rate slot is claimed this close to the cycle's deadline. */
+const RATE_DEADLINE_MARGIN_MS = 50;
 const GROUP_COMMIT: Omit<GroupCommitSettings, 'maxStatements'> = { maxRows: 100, lingerMs: 2 };
 /**
  * How long claims that fail for a passing reason (a migration's lock behind a
@@ -84,6 +92,11 @@ const GROUP_COMMIT: Omit<GroupCommitSettings, 'maxStatements'> = { maxRows: 100,
  * up: past it the database is down rather than busy, and the next tick asks.
  */
 const CLAIM_RETRY_WINDOW_MS = 10_000;
+/**
+ * A running row whose claim lapses within this long (as this process sees it,
+ * a little before the database does) is left out of the cycle's claims.
+ */
+const LAPSING_CLAIM_MARGIN_MS = 1_000;
 const tracer = trace.getTracer('@pin/notifications-retry');
 
 /**
@@ -441,12 +454,19 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * Rows a claim must leave alone although they may look due: a call of this
    * instance still runs for them with its row already settled (written off
    * after its margin), or this cycle handed them back or wrote them due again.
-   * Rows running in this cycle are claimed, so not due: they need no mention.
+   * Rows running in this cycle are claimed, so not due, unless their claim is
+   * about to lapse while their outcome write is still tried again (a lock, a
+   * killed backend): those are left out too, or this cycle would call again a
+   * notification it may have delivered.
    */
   private excludedFromClaim(cycle: CycleState): string[] {
     const excluded = [...cycle.dueAgain];
     for (const id of this.callsInFlight.notificationIds()) {
       if (!cycle.running.has(id)) excluded.push(id);
+    }
+    const lapsingBy = performance.now() + LAPSING_CLAIM_MARGIN_MS;
+    for (const [id, claimedUntil] of cycle.running) {
+      if (claimedUntil <= lapsingBy) excluded.push(id);
     }
     return excluded;
   }
@@ -469,7 +489,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       if (decision.kind === 'empty') break;
       const row = decision.row;
       const channel = channels.eligible.get(row.channel) as EligibleChannel;
-      cycle.running.add(row.id);
+      cycle.running.set(row.id, row.claimedUntil);
       const task: Promise<void> = this.runRow(cycle, row, channel).finally(() => {
         cycle.running.delete(row.id);
         queue.done(row);
@@ -545,8 +565,9 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     const rate = config.rateLimitPerSec;
     const first = this.pacer.slotAt(config.key, rate, now, queue.waiting(config.key));
     if (first >= deadline) return nothing;
-    if (first - now > RATE_HORIZON_MS) return { ...nothing, nextAt: first - RATE_HORIZON_MS };
-    const last = Math.min(now + RATE_HORIZON_MS, deadline - 1);
+    if (first - now > RATE_REFILL_MS) return { ...nothing, nextAt: first - RATE_REFILL_MS };
+    // A slot right at the deadline would most likely be handed back unsent.
+    const last = Math.min(now + RATE_HORIZON_MS, deadline - RATE_DEADLINE_MARGIN_MS);
     const slots = Math.min(quota, Math.floor((last - first) / spacingMs(rate)) + 1);
     if (slots < 1) return nothing;
     const waitMs = Math.ceil(first + (slots - 1) * spacingMs(rate) - now);

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
@@ -6,10 +7,15 @@ import { leaseFenceSql } from '../persistence/sql/lease-fence.sql';
 import { compileReadLastCompletedCycle } from '../persistence/sql/read-last-completed-cycle.sql';
 import { compileReleaseLease } from '../persistence/sql/release-lease.sql';
 import { SqlRunner } from '../persistence/sql-runner';
+import { retryPassingErrors } from '../persistence/retry-passing-errors';
+import { RetryMetrics } from '../observability/retry-metrics';
 import type { CompletedCycleRecord } from './completed-cycle-record';
 import { DistributedLock, type LockReleaseOptions } from './distributed-lock';
 import type { Lease } from './lease';
 import type { LeaseFence } from './lease-fence';
+
+/** How long a release is tried again after passing failures. */
+const RELEASE_RETRY_MS = 2_000;
 
 /**
  * Lease in `distributed_locks`. One statement each way, and every time
@@ -28,6 +34,7 @@ export class PostgresDistributedLock extends DistributedLock {
   constructor(
     @InjectNotificationsRetryDataSource() dataSource: DataSource,
     private readonly sql: SqlRunner,
+    private readonly metrics: RetryMetrics,
   ) {
     super();
     this.acquireLease = compileAcquireLease(dataSource);
@@ -49,16 +56,22 @@ export class PostgresDistributedLock extends DistributedLock {
       : null;
   }
 
+  /**
+   * Sent again for a passing failure for a moment: a release that did not
+   * land keeps the others waiting for the TTL, and loses the record of a
+   * completed cycle. Safe to repeat (owner and token matched, expiry set now).
+   */
   async release(lease: Lease, options: LockReleaseOptions = {}): Promise<void> {
-    await this.sql.run(
-      this.releaseLease,
-      this.releaseLease.values({
-        key: lease.key,
-        owner: lease.owner,
-        fencingToken: lease.fencingToken,
-        cycleCompleted: options.cycleCompleted === true,
-      }),
-    );
+    const values = this.releaseLease.values({
+      key: lease.key,
+      owner: lease.owner,
+      fencingToken: lease.fencingToken,
+      cycleCompleted: options.cycleCompleted === true,
+    });
+    await retryPassingErrors(() => this.sql.run(this.releaseLease, values), {
+      giveUpAt: performance.now() + RELEASE_RETRY_MS,
+      onRetry: () => this.metrics.statementRetried('lease-release'),
+    });
   }
 
   override async lastCompletedCycle(key: string): Promise<CompletedCycleRecord> {

@@ -21,7 +21,14 @@ const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, 'half-open': 1,
 // a notification id.
 const ITEM = ['channel', 'provider'];
 /** The cycle's statements that are sent again after a passing failure. */
-export const RETRIED_STATEMENTS = ['claim', 'settle', 'hold', 'release'] as const;
+export const RETRIED_STATEMENTS = [
+  'claim',
+  'settle',
+  'hold',
+  'release',
+  'lease-release',
+  'late-success',
+] as const;
 export type RetriedStatement = (typeof RETRIED_STATEMENTS)[number];
 const STATEMENT_BUCKETS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 5_000];
 

@@ -23,7 +23,8 @@ const SOCKET_ENDED =
  */
 const PASSING_SQLSTATES = new Set(['55P03', '57014', '40001', '40P01', '53300']);
 
-function sqlState(error: unknown): string | undefined {
+/** The SQLSTATE (or `pg`'s socket error code) an error carries, if any: safe to log. */
+export function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }

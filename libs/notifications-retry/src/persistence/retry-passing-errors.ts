@@ -23,21 +23,27 @@ export interface PassingErrorRetry {
 
 /**
  * Runs `attempt` until it succeeds, fails for a reason that will not pass, or
- * the next try would start after `giveUpAt`: then the last error is thrown.
- * Only for statements that are one atomic step (autocommit), so a failed try
- * changed nothing and the next is a clean one.
+ * the next try (its wait and as long as the last try took) would not end by
+ * `giveUpAt`: then the last error is thrown. Only for statements that are one
+ * atomic step (autocommit) and safe to send twice: a try that failed with a
+ * lock or statement timeout changed nothing, but one whose connection was lost
+ * may have committed before its reply was lost, so the statement must make
+ * its repeat harmless itself (the cycle's match on the claim token does: a
+ * repeat of a committed write matches nothing).
  */
 export async function retryPassingErrors<T>(
   attempt: () => Promise<T>,
   retry: PassingErrorRetry,
 ): Promise<T> {
   for (let tries = 1; ; tries++) {
+    const startedAt = performance.now();
     try {
       return await attempt();
     } catch (error) {
       if (!isPassingDatabaseError(error) || retry.signal?.aborted) throw error;
       const delayMs = passingErrorDelayMs(tries, Math.random());
-      if (performance.now() + delayMs >= retry.giveUpAt) throw error;
+      const triedMs = performance.now() - startedAt;
+      if (performance.now() + delayMs + triedMs >= retry.giveUpAt) throw error;
       retry.onRetry?.(error, tries, delayMs);
       await sleep(delayMs, undefined, { signal: retry.signal }).catch(() => undefined);
       if (retry.signal?.aborted) throw error;
