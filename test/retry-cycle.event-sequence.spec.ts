@@ -1,19 +1,15 @@
-import type { DataSource } from 'typeorm';
 import { RetriableDeliveryError, TerminalRedrive } from '@pin/notifications-retry';
 import { completed } from './support/cycle-reports';
-import { insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
+import {
+  eventSequence,
+  insertNotification,
+  minutesAgo,
+  outboxEvents,
+  readNotification,
+} from './support/fixtures';
 import { useRetryTestApp } from './support/retry-test-app';
 
 const operator = { actor: 'ops:test', reason: 'provider fixed the template' };
-
-/** The row's own counter, which the fixtures' StoredNotification does not list. */
-async function eventSequence(ds: DataSource, id: string): Promise<number> {
-  const rows = await ds.query<Array<{ event_sequence: number }>>(
-    `SELECT event_sequence FROM notifications WHERE id = $1`,
-    [id],
-  );
-  return rows[0].event_sequence;
-}
 
 /**
  * Issue 18 point 6: every outbox event of a notification carries `sequence`,

@@ -1,8 +1,13 @@
-import type { DataSource } from 'typeorm';
 import { RetriableDeliveryError } from '@pin/notifications-retry';
 import { completed } from './support/cycle-reports';
 import { deferred, waitFor } from './support/deferred';
-import { insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
+import {
+  eventSequence,
+  insertNotification,
+  minutesAgo,
+  outboxEvents,
+  readNotification,
+} from './support/fixtures';
 import { createRetryTestApp, useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 const TIMEOUT_MS = 300;
@@ -10,14 +15,6 @@ const TIMEOUT_MS = 300;
 /** Another instance on the same database: its own process state, pool and provider. */
 async function otherInstance(url: string, instanceId: string): Promise<RetryTestApp> {
   return createRetryTestApp({ url, options: { instanceId } });
-}
-
-async function eventSequence(ds: DataSource, id: string): Promise<number> {
-  const rows = await ds.query<Array<{ event_sequence: number }>>(
-    `SELECT event_sequence FROM notifications WHERE id = $1`,
-    [id],
-  );
-  return rows[0].event_sequence;
 }
 
 /**

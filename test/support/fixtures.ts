@@ -142,6 +142,15 @@ export const minutesLater = (base: Date, minutes: number): Date =>
   new Date(base.getTime() + minutes * 60_000);
 
 /** Empties every table of the data contract between tests that share a database. */
+/** The row's event counter (`event_sequence`), which StoredNotification does not list. */
+export async function eventSequence(dataSource: DataSource, id: string): Promise<number> {
+  const rows = await dataSource.query<Array<{ event_sequence: number }>>(
+    `SELECT event_sequence FROM notifications WHERE id = $1`,
+    [id],
+  );
+  return rows[0].event_sequence;
+}
+
 export async function resetTables(dataSource: DataSource): Promise<void> {
   await dataSource.query(
     'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks, notification_channel_pauses, notification_redriven_rows, notification_operator_actions',
