@@ -90,6 +90,19 @@ describe('admin API and page: access and cross-site protection (host app, real P
     const text = await response.text();
     expect(text).toMatch(/s\*\*\*@\*\*\*\.com/);
     expect(text).not.toMatch(/secret\.person|Hello|Your statement/);
+    // A text another writer stored as the provider sent it goes out redacted too.
+    await insertTerminal(host.dataSource, {
+      channel: 'sms',
+      address: '+15551234567',
+      errorCode: 'rejected',
+      errorMessage: 'recipient +15551234567 rejected the message',
+    });
+    const sms = await fetch(`${host.baseUrl}/admin/api/terminal?channel=sms`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const smsText = await sms.text();
+    expect(smsText).toContain('[redacted]');
+    expect(smsText).not.toMatch(/5551234567/);
     const bad = await fetch(`${host.baseUrl}/admin/api/terminal?since=yesterday`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });

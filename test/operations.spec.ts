@@ -109,6 +109,26 @@ describe('operations: terminal failures, redrive, pauses, lease release (real Po
       expect(await terminal.list({}, 1)).toHaveLength(1);
     });
 
+    it('serves stored error texts and codes redacted, whoever stored them', async () => {
+      // Another writer (a dispatcher's first attempt) stored the provider's text and code as they came.
+      const id = await insertTerminal(ds, {
+        channel: 'email',
+        address: 'carol.quoted@example.com',
+        errorCode: 'carol.quoted@example.com',
+        errorMessage:
+          'mailbox carol.quoted%40example.com is full; "Your statement" bounced (dispatcher, first attempt)',
+      });
+
+      const [row] = await terminal.list({ channel: 'email' });
+      const stats = await terminal.stats({ channel: 'email' });
+
+      expect(row.id).toBe(id);
+      expect(row.errorMessage).toContain('[redacted]');
+      expect(row.errorMessage).toContain('(dispatcher, first attempt)');
+      expect(row.errorCode).toBe('[redacted]');
+      expect(JSON.stringify([row, stats])).not.toMatch(/carol|quoted|Your statement/);
+    });
+
     it('counts by channel × error code with the oldest and newest failure', async () => {
       const past = minutesAgo(new Date(), 30);
       await insertTerminal(ds, { channel: 'email', errorCode: 'bounced', failedAt: past });

@@ -6,6 +6,8 @@ export interface TerminalRowFixture {
   readonly errorCode?: string | null;
   readonly attempts?: number;
   readonly address?: string;
+  /** The stored error text; default `provider said <code>`. */
+  readonly errorMessage?: string;
   /** When the row became terminal (its updated_at); default now. */
   readonly failedAt?: Date;
 }
@@ -28,7 +30,10 @@ export async function insertTerminal(
       row.address ?? `person-${id.slice(0, 8)}@example.com`,
       row.attempts ?? 3,
       row.errorCode === undefined ? 'provider_unavailable' : row.errorCode,
-      row.errorCode === null ? null : `provider said ${row.errorCode ?? 'provider_unavailable'}`,
+      row.errorMessage ??
+        (row.errorCode === null
+          ? null
+          : `provider said ${row.errorCode ?? 'provider_unavailable'}`),
       row.failedAt ?? null,
     ],
   );

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { InvalidOperationInputError } from '../errors/invalid-operation-input.error';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { maskAddress } from './mask-address';
+import { redactStoredCode, redactStoredError } from '../privacy/redact-stored-error';
 import { TERMINAL_FAILURES_LIST_SQL } from './sql/terminal-failures-list.sql';
 import { TERMINAL_FAILURES_STATS_SQL } from './sql/terminal-failures-stats.sql';
 import {
@@ -40,6 +41,8 @@ interface ListRow {
   id: string;
   channel: string;
   recipient_address: string;
+  subject: string | null;
+  body: string;
   attempts: number;
   last_error_code: string | null;
   last_error_message: string | null;
@@ -75,16 +78,27 @@ export class TerminalFailures {
       ...filterParams(valid),
       limit,
     ]);
-    return rows.map((row) => ({
-      id: row.id,
-      channel: row.channel,
-      maskedAddress: maskAddress(row.recipient_address),
-      attempts: row.attempts,
-      errorCode: row.last_error_code,
-      errorMessage: row.last_error_message,
-      failedAt: row.failed_at,
-      createdAt: row.created_at,
-    }));
+    return rows.map((row) => {
+      const error = redactStoredError(
+        { code: row.last_error_code, message: row.last_error_message },
+        {
+          id: row.id,
+          recipientAddress: row.recipient_address,
+          subject: row.subject,
+          body: row.body,
+        },
+      );
+      return {
+        id: row.id,
+        channel: row.channel,
+        maskedAddress: maskAddress(row.recipient_address),
+        attempts: row.attempts,
+        errorCode: error.code,
+        errorMessage: error.message,
+        failedAt: row.failed_at,
+        createdAt: row.created_at,
+      };
+    });
   }
 
   async stats(filter: TerminalFailureFilter = {}): Promise<TerminalFailureStat[]> {
@@ -95,7 +109,7 @@ export class TerminalFailures {
     );
     return rows.map((row) => ({
       channel: row.channel,
-      errorCode: row.error_code,
+      errorCode: row.error_code === null ? null : redactStoredCode(row.error_code),
       count: row.count,
       oldest: row.oldest,
       newest: row.newest,

@@ -1,10 +1,11 @@
 /**
  * Terminal Failed rows (Failed, next_attempt_at null), newest failure first.
  * $1 channel, $2 error code, $3 failed since (updated_at), $4 limit; null = any.
- * The address is returned for masking only; the caller never shows it whole.
+ * The address is returned for masking only, and with the subject and body for
+ * redacting the stored error: the caller never shows any of them.
  */
 export const TERMINAL_FAILURES_LIST_SQL = `
-  SELECT id, channel, recipient_address, attempts, last_error_code, last_error_message,
+  SELECT id, channel, recipient_address, subject, body, attempts, last_error_code, last_error_message,
          updated_at AS failed_at, created_at
     FROM notifications
    WHERE status = 'Failed' AND next_attempt_at IS NULL
