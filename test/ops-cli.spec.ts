@@ -119,6 +119,8 @@ describe('ops CLI: arguments, exit codes, --json (real PostgreSQL)', () => {
       channel: 'email',
       errorCode: 'provider_unavailable',
       address: 'zed@example.org',
+      // As another writer may store it: the provider's text quoting the recipient.
+      errorMessage: 'mailbox zed@example.org unavailable',
     });
 
     const status = await cli('status', '--json');
@@ -130,7 +132,14 @@ describe('ops CLI: arguments, exit codes, --json (real PostgreSQL)', () => {
 
     const list = await cli('terminal', 'list', '--channel', 'email', '--since', '1h', '--json');
     expect(list.json()).toMatchObject({
-      rows: [{ id, maskedAddress: 'z***@***.org', errorCode: 'provider_unavailable' }],
+      rows: [
+        {
+          id,
+          maskedAddress: 'z***@***.org',
+          errorCode: 'provider_unavailable',
+          errorMessage: 'mailbox [redacted] unavailable',
+        },
+      ],
     });
     expect(list.stdout).not.toMatch(/zed@example/);
     const text = await cli('terminal', 'list');
