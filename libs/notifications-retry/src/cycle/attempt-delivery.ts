@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeliveryError } from '../providers/errors/delivery.error';
 import { ThrottledDeliveryError } from '../providers/errors/throttled-delivery.error';
 import type { OutgoingNotification, ProviderAdapter } from '../providers/provider-adapter';
-import { PLAIN_ERROR_CODE } from '../privacy/redact-stored-error';
+import { isPlainErrorCode } from '../privacy/redact-stored-error';
 import { containsPersonalData } from '../privacy/contains-personal-data';
 import { redactPersonalData } from '../privacy/redact-personal-data';
 import type { AttemptOutcome } from './attempt-outcome';
@@ -14,14 +14,13 @@ class UnsettledCall extends Error {}
 /** The worker stopped the call for a reason of its own (shutdown grace over, lost lease). */
 class WorkerInterrupt extends Error {}
 
-
 /**
  * An adapter's error code if it is a plain identifier free of personal data;
  * anything else is replaced: an address, a push token or a phone number is a
  * plain identifier too, and adapters do pass them as codes.
  */
 function safeCode(code: string, fallback: string, message: OutgoingNotification): string {
-  return PLAIN_ERROR_CODE.test(code) && !containsPersonalData(code, message) ? code : fallback;
+  return isPlainErrorCode(code, message) ? code : fallback;
 }
 
 const MIN_HTTP_STATUS = 100;

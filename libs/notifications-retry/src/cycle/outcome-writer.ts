@@ -35,7 +35,7 @@ export interface GroupCommitSettings {
  * keeps failing for a passing reason is tried again until then, and the hold
  * gets what is left.
  */
-export const HOLD_RESERVE_MS = 250;
+const HOLD_RESERVE_MS = 250;
 
 interface Pending {
   readonly outcome: RowOutcome;

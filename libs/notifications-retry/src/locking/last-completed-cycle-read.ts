@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
+import { sqlState } from '../persistence/database-error-kind';
 import type { CompletedCycleRecord } from './completed-cycle-record';
 import { DistributedLock } from './distributed-lock';
 
@@ -65,8 +66,8 @@ export class LastCompletedCycleRead {
  */
 function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
+  const code = sqlState(error);
   const inner = error instanceof AggregateError ? error.errors.map(describeError).join('; ') : '';
   const message = error.message || inner || 'no message';
-  return `${error.name}${typeof code === 'string' ? ` ${code}` : ''}: ${message}`;
+  return `${error.name}${code !== undefined ? ` ${code}` : ''}: ${message}`;
 }

@@ -4,7 +4,16 @@ import { redactPersonalData } from './redact-personal-data';
 
 const REDACTED_CODE = '[redacted]';
 /** Codes go to last_error_code, events, alerts and metric labels: short identifiers only. */
-export const PLAIN_ERROR_CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
+const PLAIN_ERROR_CODE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/**
+ * Whether an error code may be stored or shown as it is: a plain identifier
+ * free of the row's personal data (an address, a push token or a phone number
+ * is a plain identifier too, and adapters do pass them as codes).
+ */
+export function isPlainErrorCode(code: string, values: PersonalValues = {}): boolean {
+  return PLAIN_ERROR_CODE.test(code) && !containsPersonalData(code, values);
+}
 
 /**
  * A row's stored error as an operator surface may show it (the page, the JSON
@@ -29,5 +38,5 @@ export function redactStoredError(
  * numbers are looked for.
  */
 export function redactStoredCode(code: string, values: PersonalValues = {}): string {
-  return PLAIN_ERROR_CODE.test(code) && !containsPersonalData(code, values) ? code : REDACTED_CODE;
+  return isPlainErrorCode(code, values) ? code : REDACTED_CODE;
 }
