@@ -23,8 +23,9 @@
  *   declare class AcmeClient { send(to: string): Promise<string> }
  *   -->
  *     `module` and `fragment` may carry a prelude: the lines after the marker, up to `-->`, put
- *     before the block: the imports and the reader's own classes the page leaves out. It is
- *     type-checked with the block (an unused import there fails too).
+ *     before the block: the imports and the reader's own classes the page leaves out (relative
+ *     imports resolve from the repo's root). It is type-checked with the block (an unused import
+ *     there fails too).
  *
  * A marker not directly followed by a fence it applies to (`module`, `fragment`: a TypeScript
  * one), an unknown marker and an unclosed fence are errors. Problems are reported as
@@ -169,15 +170,23 @@ export function checkDocsTypeScript(
     problems.push(...extracted.problems);
   }
 
-  // Each block is its own file in the repo's root, so node_modules and `paths` resolve as they do
-  // for the repo's code. The directory does not exist: the host serves these files from memory.
-  const virtualFiles = new Map<string, { block: TypeScriptBlock; text: string; codeStart: number }>();
+  // Each block is its own file in the repo's root, so node_modules, `paths` and a prelude's
+  // relative imports resolve as they do for the repo's code. The files do not exist: the host
+  // serves them from memory.
+  const virtualFiles = new Map<
+    string,
+    { block: TypeScriptBlock; text: string; codeStart: number }
+  >();
   const sameAsFiles = new Map<string, TypeScriptBlock>();
   blocks.forEach((block, at) => {
     if (block.mode === 'same-as') {
       const path = resolve(root, block.sameAs ?? '');
       if (!existsSync(path)) {
-        problems.push({ file: block.file, line: block.line, message: `same-as ${block.sameAs}: no such file` });
+        problems.push({
+          file: block.file,
+          line: block.line,
+          message: `same-as ${block.sameAs}: no such file`,
+        });
         return;
       }
       const source = readFileSync(path, 'utf8').replace(/\s+$/, '');
@@ -193,14 +202,18 @@ export function checkDocsTypeScript(
       if (path.endsWith('.ts')) sameAsFiles.set(path, block);
       return;
     }
-    const name = join(root, '.docs-typescript', `${safeName(block.file)}.${block.line}.${at}.ts`);
+    const name = join(root, `.docs-block.${safeName(block.file)}.${block.line}.${at}.ts`);
     const preludeLines = block.prelude === '' ? 0 : block.prelude.split('\n').length;
     const head = block.prelude === '' ? '' : `${block.prelude}\n`;
     const text =
       block.mode === 'fragment'
         ? `${head}export async function docsFragment(): Promise<void> {\n${block.code}\n}\n`
         : `${head}${block.code}\nexport {};\n`;
-    virtualFiles.set(name, { block, text, codeStart: preludeLines + (block.mode === 'fragment' ? 1 : 0) });
+    virtualFiles.set(name, {
+      block,
+      text,
+      codeStart: preludeLines + (block.mode === 'fragment' ? 1 : 0),
+    });
   });
 
   if (virtualFiles.size + sameAsFiles.size > 0) {
@@ -271,7 +284,8 @@ function typeCheck(
         line = virtual.block.markerLine + 1 + at;
         where = ' (in the prelude)';
       } else {
-        line = (virtual as { block: TypeScriptBlock }).block.line + 1 + at - (virtual?.codeStart ?? 0);
+        line =
+          (virtual as { block: TypeScriptBlock }).block.line + 1 + at - (virtual?.codeStart ?? 0);
       }
       const block = (sameAs ?? virtual?.block) as TypeScriptBlock;
       problems.push({
@@ -307,7 +321,11 @@ function parseMarker(
     case 'module':
     case 'fragment':
       if (tail !== '') {
-        return { file, line, message: `compile: ${mode} takes no argument on its line; got "${tail}"` };
+        return {
+          file,
+          line,
+          message: `compile: ${mode} takes no argument on its line; got "${tail}"`,
+        };
       }
       return { mode, prelude, sameAs: null };
     default:

@@ -128,9 +128,9 @@ describe('TypeScript blocks of README.md and docs/ (scripts/check-docs-typescrip
 
   it('accepts whole modules and fragments with their prelude, and leaves other languages alone', () => {
     expect(problemsOf('compiles.md')).toEqual([]);
-    expect(fixtures.blocks.filter((b) => b.file.endsWith('compiles.md')).map((b) => b.mode)).toEqual(
-      ['module', 'fragment'],
-    );
+    expect(
+      fixtures.blocks.filter((b) => b.file.endsWith('compiles.md')).map((b) => b.mode),
+    ).toEqual(['module', 'fragment']);
   });
 
   it('fails a fragment whose names come from nowhere', () => {
@@ -144,14 +144,18 @@ describe('TypeScript blocks of README.md and docs/ (scripts/check-docs-typescrip
 
   it('type-checks the prelude too: an unused import there fails', () => {
     expect(problemsOf('unused-prelude-import.md')).toEqual([
-      expect.objectContaining({ line: 2, message: expect.stringMatching(/^TS6133: .*\(in the prelude\)$/) }),
+      expect.objectContaining({
+        line: 2,
+        message: expect.stringMatching(/^TS6133: .*\(in the prelude\)$/),
+      }),
     ]);
   });
 
   it('fails a same-as block that no longer equals its file', () => {
     expect(problemsOf('same-as-differs.md')).toEqual([
       expect.objectContaining({
-        message: 'the block differs from examples/getting-started/channel.sql (copy the file into the block)',
+        message:
+          'the block differs from examples/getting-started/channel.sql (copy the file into the block)',
       }),
     ]);
   });
