@@ -52,7 +52,7 @@ describe('ops CLI: arguments, exit codes, --json (real PostgreSQL)', () => {
     [['terminal', 'stats', '--since', 'yesterday'], /--since must be/],
     [['redrive', '--dry-run', '--yes', '--channel', 'email'], /contradict/],
     [['redrive', '--yes', '--channel', 'email'], /needs --reason/],
-    [['redrive'], /filter.*is empty/],
+    [['redrive'], /needs a filter .*--all/],
     [['redrive', '--ids', 'nope'], /ids must be UUIDs/],
     [['channel', 'pause'], /missing required argument/],
     [['channel', 'pause', 'email'], /needs --reason/],
