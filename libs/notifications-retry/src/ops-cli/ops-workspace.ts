@@ -6,9 +6,10 @@ import {
   Module,
   type INestApplicationContext,
   type OnApplicationShutdown,
+  type OnModuleInit,
   type Type,
 } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { ModuleRef, NestFactory } from '@nestjs/core';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import {
@@ -69,12 +70,14 @@ export class OpsWorkspace implements OnApplicationShutdown {
       instanceId: `ops-cli:${hostname()}:${process.pid}`,
       outboxRelay: { enabled: false },
     };
-    let context: INestApplicationContext | undefined;
     try {
       const host = await this.options.host({ retry, stderr: this.io.stderr });
-      @Module({ imports: [host] })
+      @Module({
+        imports: [host],
+        providers: [{ provide: OPS_OVERRIDES, useValue: retry }, OpsOverridesCheck],
+      })
       class OpsHostRoot {}
-      context = await NestFactory.createApplicationContext(OpsHostRoot, {
+      return await NestFactory.createApplicationContext(OpsHostRoot, {
         logger: new StderrLogger(this.io.stderr),
         abortOnError: false,
       });
@@ -83,46 +86,51 @@ export class OpsWorkspace implements OnApplicationShutdown {
       if (cause !== null) throw new OpsDatabaseUnreachableError(cause);
       throw error;
     }
-    try {
-      checkOverridesApplied(context, retry);
-    } catch (error) {
-      await context.close();
-      throw error;
-    }
-    return context;
   }
 }
 
-/** A host factory that forgot the overrides would run a worker and a relay inside an operator's shell. */
-function checkOverridesApplied(
-  context: INestApplicationContext,
-  retry: NotificationsRetryOpsOverrides,
-): void {
-  let resolved: ResolvedNotificationsRetryOptions;
-  try {
-    resolved = context.get<ResolvedNotificationsRetryOptions>(
-      RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
-      { strict: false },
-    );
-  } catch {
-    throw new OpsHostModuleError(
-      'the host module built for the ops CLI has no NotificationsRetryModule: import NotificationsRetryModule.forRoot() in it',
-    );
-  }
-  const wrong = [
-    resolved.enabled !== false ? `enabled is ${String(resolved.enabled)} (must be false)` : null,
-    resolved.outboxRelay.enabled ? 'outboxRelay.enabled is true (must be false)' : null,
-    resolved.drain !== retry.drain
-      ? `drain is ${String(resolved.drain)} (the command asked for ${String(retry.drain)})`
-      : null,
-    resolved.instanceId !== retry.instanceId
-      ? `instanceId is ${JSON.stringify(resolved.instanceId)} (must be ${JSON.stringify(retry.instanceId)})`
-      : null,
-  ].filter((problem): problem is string => problem !== null);
-  if (wrong.length > 0) {
-    throw new OpsHostModuleError(
-      `the host module built for the ops CLI does not apply the CLI's overrides: ${wrong.join('; ')}. Spread context.retry last into NotificationsRetryModule.forRoot() options`,
-    );
+const OPS_OVERRIDES = Symbol('OPS_OVERRIDES');
+
+/**
+ * A host factory that forgot the overrides would run a worker and a relay
+ * inside an operator's shell. Checked at module init, before any bootstrap
+ * hook (where the schedule and the relay start) has run.
+ */
+@Injectable()
+class OpsOverridesCheck implements OnModuleInit {
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    @Inject(OPS_OVERRIDES) private readonly retry: NotificationsRetryOpsOverrides,
+  ) {}
+
+  onModuleInit(): void {
+    let resolved: ResolvedNotificationsRetryOptions;
+    try {
+      resolved = this.moduleRef.get<ResolvedNotificationsRetryOptions>(
+        RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
+        { strict: false },
+      );
+    } catch {
+      throw new OpsHostModuleError(
+        'the host module built for the ops CLI has no NotificationsRetryModule: import NotificationsRetryModule.forRoot() in it',
+      );
+    }
+    const retry = this.retry;
+    const wrong = [
+      resolved.enabled !== false ? `enabled is ${String(resolved.enabled)} (must be false)` : null,
+      resolved.outboxRelay.enabled ? 'outboxRelay.enabled is true (must be false)' : null,
+      resolved.drain !== retry.drain
+        ? `drain is ${String(resolved.drain)} (the command asked for ${String(retry.drain)})`
+        : null,
+      resolved.instanceId !== retry.instanceId
+        ? `instanceId is ${JSON.stringify(resolved.instanceId)} (must be ${JSON.stringify(retry.instanceId)})`
+        : null,
+    ].filter((problem): problem is string => problem !== null);
+    if (wrong.length > 0) {
+      throw new OpsHostModuleError(
+        `the host module built for the ops CLI does not apply the CLI's overrides: ${wrong.join('; ')}. Spread context.retry last into NotificationsRetryModule.forRoot() options`,
+      );
+    }
   }
 }
 
