@@ -1,5 +1,5 @@
 import type { DynamicModule, Type } from '@nestjs/common';
-import { runOps } from '../../apps/pin-notifications/src/ops/run-ops';
+import { runPinOps } from '../../apps/pin-notifications/src/ops/run-pin-ops';
 
 export interface OpsRun {
   readonly code: number;
@@ -9,21 +9,33 @@ export interface OpsRun {
   json<T = Record<string, unknown>>(): T;
 }
 
-/** Runs `npm run ops -- <argv>` in this process, against the given database. */
+/** Buffers for a run's stdout and stderr, and the run read back from them. */
+export function capturedIo(): {
+  io: { stdout: (text: string) => void; stderr: (text: string) => void };
+  result: (code: number) => OpsRun;
+} {
+  let stdout = '';
+  let stderr = '';
+  return {
+    io: { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) },
+    result: (code) => ({ code, stdout, stderr, json: <T>() => JSON.parse(stdout) as T }),
+  };
+}
+
+/** Runs `npm run ops -- <argv>` in this process (the Pin app's own module graph), against the given database. */
 export async function ops(
   argv: readonly string[],
   databaseUrl: string | undefined,
   imports: ReadonlyArray<Type | DynamicModule> = [],
   env: NodeJS.ProcessEnv = {},
 ): Promise<OpsRun> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runOps(
-    argv,
-    { env: { ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env }, imports },
-    { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) },
-  );
-  return { code, stdout, stderr, json: <T>() => JSON.parse(stdout) as T };
+  const { io, result } = capturedIo();
+  const code = await runPinOps(argv, {
+    env: { ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}), ...env },
+    imports,
+    io,
+  });
+  return result(code);
 }
 
 /** Splits a command line as a shell would for the simple quoting runbooks use ("…" and '…'). */

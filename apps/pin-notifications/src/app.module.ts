@@ -23,6 +23,7 @@ import { typeOrmOptions } from './database/typeorm-options';
 import { DemoModule } from './demo/demo.module';
 import { HealthModule } from './health/health.module';
 import { loggerParams } from './logging/logger-params';
+import { opsTypeOrmRoot } from './ops/ops-typeorm-root';
 import { createRootLogger } from './logging/root-logger';
 
 /** The Pin notifications host: logging, the TypeORM root, the retry worker, /health. */
@@ -36,8 +37,10 @@ export class AppModule {
           stubProviders: { ...options.retryWorker.stubProviders, push: true },
         }
       : options.retryWorker;
+    const ops = options.ops;
     // The relay runs where NATS is configured; without it the events stay in notification_outbox.
-    const relay = options.outboxRelay ?? {
+    // Never from the ops CLI: the running app publishes.
+    const relay = (ops ? undefined : options.outboxRelay) ?? {
       nats: null,
       retentionDays: DEFAULT_OUTBOX_RETENTION_DAYS,
     };
@@ -61,6 +64,8 @@ export class AppModule {
         enabled: nats !== null,
         retentionMs: relay.retentionDays * 86_400_000,
       },
+      // Last: the CLI checks, once the module is open, that its overrides are what the module runs with.
+      ...ops,
     };
     const providers: Provider[] = [];
     if (options.stopDatabase) {
@@ -83,27 +88,32 @@ export class AppModule {
             enabled: register.getSingleMetric('process_cpu_user_seconds_total') === undefined,
           },
         }),
-        TypeOrmModule.forRootAsync({
-          useFactory: () => ({
-            ...typeOrmOptions(options.databaseUrl),
-            // Retried: only a database not reachable yet (starting with the app, a failover), about
-            // 30 s to 2 min in all with the 10 s connect timeout. A failed migration or the migration
-            // lock timing out fails the start at once: a retry would only repeat it.
-            retryAttempts: 10,
-            retryDelay: 3_000,
-            toRetry: isRetryableDataSourceError,
-          }),
-          // Migrations run here, on one session holding a PostgreSQL advisory lock, not through migrationsRun.
-          dataSourceFactory: (dataSourceOptions) => {
-            if (!dataSourceOptions) throw new Error('TypeORM options are missing');
-            return createMigratedDataSource(dataSourceOptions);
-          },
-        }),
+        ops
+          ? opsTypeOrmRoot(options.databaseUrl)
+          : TypeOrmModule.forRootAsync({
+              useFactory: () => ({
+                ...typeOrmOptions(options.databaseUrl),
+                // Retried: only a database not reachable yet (starting with the app, a failover), about
+                // 30 s to 2 min in all with the 10 s connect timeout. A failed migration or the migration
+                // lock timing out fails the start at once: a retry would only repeat it.
+                retryAttempts: 10,
+                retryDelay: 3_000,
+                toRetry: isRetryableDataSourceError,
+              }),
+              // Migrations run here, on one session holding a PostgreSQL advisory lock, not through migrationsRun.
+              dataSourceFactory: (dataSourceOptions) => {
+                if (!dataSourceOptions) throw new Error('TypeORM options are missing');
+                return createMigratedDataSource(dataSourceOptions);
+              },
+            }),
         // Global: /health reads the worker's own verdict from RetryCycleService.
         NotificationsRetryModule.forRoot({ ...relayOptions, isGlobal: true, extensions }),
-        HealthModule,
-        ...(options.demo ? [DemoModule] : []),
-        ...(AdminModule.isEnabled(options.admin) ? [AdminModule.forRoot(options.admin ?? {})] : []),
+        // HTTP only: the CLI opens an application context and never listens.
+        ...(ops ? [] : [HealthModule]),
+        ...(options.demo ? [DemoModule.forRoot({ seed: !ops })] : []),
+        ...(!ops && AdminModule.isEnabled(options.admin)
+          ? [AdminModule.forRoot(options.admin ?? {})]
+          : []),
       ],
       providers,
     };

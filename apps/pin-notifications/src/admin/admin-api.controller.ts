@@ -7,7 +7,7 @@ import {
   TerminalFailures,
   TerminalRedrive,
 } from '@pin/notifications-retry';
-import { parsePositiveInteger } from '../ops/ops-arguments';
+import { parsePositiveInteger } from '@pin/notifications-retry/ops-cli';
 import { AdminAuth, type AdminPrincipal } from './admin-auth';
 import { adminErrorStatus } from './admin-error-status';
 import { readFilter } from './admin-filter';

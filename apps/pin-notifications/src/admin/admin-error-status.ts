@@ -1,5 +1,5 @@
 import { InvalidOperationInputError, OperationRefusedError } from '@pin/notifications-retry';
-import { OpsArgumentError } from '../ops/ops-argument.error';
+import { OpsArgumentError } from '@pin/notifications-retry/ops-cli';
 import { AdminForbiddenError, AdminUnauthorizedError } from './admin-request-errors';
 
 /** HTTP status of an error the admin page or API answers with; null: not ours, a 500. */

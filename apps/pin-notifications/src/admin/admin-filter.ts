@@ -1,5 +1,5 @@
 import type { RedriveFilter } from '@pin/notifications-retry';
-import { parseSince } from '../ops/ops-arguments';
+import { parseSince } from '@pin/notifications-retry/ops-cli';
 import type { PageFilter } from './admin-html';
 
 /** The filter fields of a query string or form, as typed (for the page) and parsed (for the library). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { NonRetriableDeliveryError, RetriableDeliveryError } from '@pin/notifications-retry';
 import { DemoFlakyProviderAdapter, demoFlakyOutcome } from './demo-flaky.provider-adapter';
+import { demoProviderOutage } from './demo-provider-outage';
 
 describe('demo-flaky provider', () => {
   it('sends about 60 %, fails retriably about 30 % and terminally about 10 % of attempts', () => {
@@ -69,5 +70,39 @@ describe('demo-flaky provider', () => {
         { idempotencyKey: id, signal: controller.signal },
       ),
     ).rejects.toThrow();
+  });
+
+  it('answers every call with a retriable provider_unavailable during an outage, and recovers after it', async () => {
+    const adapter = new DemoFlakyProviderAdapter();
+    // Ids the demo would send at their first attempt: the outage alone makes them fail.
+    const ids = Array.from({ length: 40 }, () => randomUUID()).filter(
+      (id) => demoFlakyOutcome(id, 1) === 'sent',
+    );
+    const send = (id: string) =>
+      adapter.send(
+        {
+          id,
+          tenantId: null,
+          channel: 'email',
+          recipientAddress: 'a@example.com',
+          subject: null,
+          body: 'b',
+          attempts: 0,
+        },
+        { idempotencyKey: id, signal: new AbortController().signal },
+      );
+    demoProviderOutage.begin();
+    try {
+      for (const id of ids.slice(0, 5)) {
+        const error: unknown = await send(id).catch((thrown: unknown) => thrown);
+        expect(error).toBeInstanceOf(RetriableDeliveryError);
+        expect((error as RetriableDeliveryError).code).toBe('provider_unavailable');
+      }
+    } finally {
+      demoProviderOutage.end();
+    }
+    await expect(send(ids[0])).resolves.toEqual({
+      providerMessageId: expect.stringMatching(/^demo-/),
+    });
   });
 });

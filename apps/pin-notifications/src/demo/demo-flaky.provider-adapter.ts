@@ -11,6 +11,7 @@ import {
   type SendResult,
 } from '@pin/notifications-retry';
 import { DEMO_FLAKY_PROVIDER_KEY } from '../../../../src/demo/demo-channels';
+import { DEMO_OUTAGE_ERROR_CODE, demoProviderOutage } from './demo-provider-outage';
 
 export type DemoFlakyOutcome = 'sent' | 'retriable' | 'non-retriable';
 
@@ -31,6 +32,7 @@ export function demoFlakyOutcome(notificationId: string, attempt: number): DemoF
  * A pretend e-mail provider for the demo, so that one run shows every outcome
  * in the log: `item-sent`, `item-retried` and `item-failed-terminal`. Its error
  * texts mention no address: the worker stores them in `last_error_message`.
+ * During a `demoProviderOutage` every call fails retriably instead.
  */
 @Injectable()
 @NotificationProvider(DEMO_FLAKY_PROVIDER_KEY)
@@ -41,6 +43,12 @@ export class DemoFlakyProviderAdapter extends ProviderAdapter {
     await sleep(20 + Math.floor(hashToUnit(`latency:${message.id}:${attempt}`) * 180), undefined, {
       signal: context.signal,
     });
+    if (demoProviderOutage.isActive) {
+      throw new RetriableDeliveryError(
+        DEMO_OUTAGE_ERROR_CODE,
+        'demo provider answered 503 Service Unavailable (outage)',
+      );
+    }
     switch (demoFlakyOutcome(message.id, attempt)) {
       case 'sent':
         return { providerMessageId: `demo-${hashHex(context.idempotencyKey).slice(0, 20)}` };

@@ -1,5 +1,5 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { OperationsStatus, type OperationsStatusReport } from '@pin/notifications-retry';
+import { OperationsStatus, type OperationsStatusReport } from '../../operations/operations-status';
 import { OpsOutput } from '../ops-output';
 import { iso, table } from '../ops-text';
 import { OpsWorkspace } from '../ops-workspace';

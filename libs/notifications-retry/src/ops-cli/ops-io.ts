@@ -5,3 +5,8 @@ export interface OpsIo {
 }
 
 export const OPS_IO = Symbol('OPS_IO');
+
+export const PROCESS_IO: OpsIo = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};

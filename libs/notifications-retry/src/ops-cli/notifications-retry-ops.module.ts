@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { CommanderTreeSettings } from './commander-tree-settings';
 import {
   ChannelCommand,
   ChannelPauseCommand,
@@ -13,23 +14,32 @@ import {
   TerminalListCommand,
   TerminalStatsCommand,
 } from './commands/terminal.command';
-import { OPS_IO, type OpsIo } from './ops-io';
+import {
+  NOTIFICATIONS_RETRY_OPS_OPTIONS,
+  type NotificationsRetryOpsOptions,
+} from './notifications-retry-ops-options';
+import { OPS_IO, PROCESS_IO } from './ops-io';
 import { OpsOutput } from './ops-output';
 import { OpsRunState } from './ops-run-state';
-import { OPS_SETTINGS, type OpsSettings } from './ops-settings';
 import { OpsWorkspace } from './ops-workspace';
-import { CommanderTreeSettings } from './commander-tree-settings';
 
-/** The ops CLI's commands. Cheap to build: the database is opened by the first command that needs it. */
+/**
+ * The library's ops commands (status, terminal, redrive, channel, cycle,
+ * lease), to mount in a nest-commander root: alone, or beside a host's own
+ * commands. Cheap to build: the host's module is opened by the first command
+ * that needs the database. Run the root with `runNotificationsRetryOps` for
+ * the exit codes and `--json` errors.
+ */
 @Module({})
-export class OpsModule {
-  static forRoot(settings: OpsSettings, io: OpsIo, state: OpsRunState): DynamicModule {
+export class NotificationsRetryOpsModule {
+  static forRoot(options: NotificationsRetryOpsOptions): DynamicModule {
     return {
-      module: OpsModule,
+      module: NotificationsRetryOpsModule,
       providers: [
-        { provide: OPS_SETTINGS, useValue: settings },
-        { provide: OPS_IO, useValue: io },
-        { provide: OpsRunState, useValue: state },
+        { provide: NOTIFICATIONS_RETRY_OPS_OPTIONS, useValue: options },
+        { provide: OPS_IO, useValue: options.io ?? PROCESS_IO },
+        // A class provider: a new state per run, even when a host's root module class is reused.
+        OpsRunState,
         OpsOutput,
         OpsWorkspace,
         CommanderTreeSettings,
@@ -46,6 +56,7 @@ export class OpsModule {
         LeaseCommand,
         LeaseReleaseCommand,
       ],
+      exports: [OPS_IO, OpsRunState, OpsOutput, OpsWorkspace],
     };
   }
 }

@@ -1,5 +1,5 @@
 import { Command, CommandRunner, Option, SubCommand } from 'nest-commander';
-import { LeaseRelease } from '@pin/notifications-retry';
+import { LeaseRelease } from '../../operations/lease-release';
 import { OpsArgumentError } from '../ops-argument.error';
 import { parsePositiveInteger, parseText } from '../ops-arguments';
 import { OpsOutput } from '../ops-output';

@@ -1,10 +1,11 @@
 import { Command, CommandRunner, Option } from 'nest-commander';
-import { TerminalRedrive, type RedriveResult } from '@pin/notifications-retry';
+import { TerminalRedrive, type RedriveResult } from '../../operations/terminal-redrive';
 import { OpsArgumentError } from '../ops-argument.error';
 import { parseIds } from '../ops-arguments';
 import { OpsOutput } from '../ops-output';
 import { table } from '../ops-text';
 import { OpsWorkspace } from '../ops-workspace';
+import { requireKnownChannel } from '../known-channel';
 import { JSON_OPTION, type JsonOption } from './json-option';
 import { ACTOR_OPTION, REASON_OPTION, parseActor, parseReason } from './operator-options';
 import {
@@ -45,16 +46,25 @@ export class RedriveCommand extends CommandRunner {
     if (options.yes && options.dryRun) {
       throw new OpsArgumentError('--dry-run and --yes contradict each other: pass one');
     }
+    const filter = { ...filterOf(options), ...(options.ids ? { ids: options.ids } : {}) };
+    if (Object.keys(filter).length === 0 && options.all !== true) {
+      throw new OpsArgumentError(
+        'redrive needs a filter (--channel, --error-code, --since or --ids), or --all to redrive every terminal row',
+      );
+    }
     const apply = options.yes === true;
     if (apply && options.reason === undefined) {
       throw new OpsArgumentError(
         '--yes needs --reason: why these rows are redriven goes into the audit',
       );
     }
+    if (options.channel !== undefined) {
+      await requireKnownChannel(this.workspace, 'redrive', '--channel', options.channel);
+    }
     const result = await (
       await this.workspace.get(TerminalRedrive)
     ).redrive({
-      filter: { ...filterOf(options), ...(options.ids ? { ids: options.ids } : {}) },
+      filter,
       all: options.all === true,
       dryRun: !apply,
       ...(apply

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Command, CommandRunner, Option, SubCommand } from 'nest-commander';
-import { ChannelPauses, type ChannelPauseChange } from '@pin/notifications-retry';
+import { ChannelPauses, type ChannelPauseChange } from '../../operations/channel-pauses';
 import { OpsArgumentError } from '../ops-argument.error';
 import { OpsOutput } from '../ops-output';
 import { iso } from '../ops-text';
 import { OpsWorkspace } from '../ops-workspace';
+import { requireKnownChannel } from '../known-channel';
 import { JSON_OPTION, type JsonOption } from './json-option';
 import { ACTOR_OPTION, REASON_OPTION, parseActor, parseReason } from './operator-options';
 
@@ -27,6 +28,7 @@ abstract class ChannelChangeCommand extends CommandRunner {
     if (options.reason === undefined) {
       throw new OpsArgumentError(`channel ${this.verb} needs --reason: it goes into the audit`);
     }
+    await requireKnownChannel(this.workspace, `channel ${this.verb}`, '<key>', key);
     const pauses = await this.workspace.get(ChannelPauses);
     const operator = {
       actor: options.actor ?? this.workspace.defaultActor(),

@@ -3,12 +3,13 @@ import {
   DEFAULT_TERMINAL_LIST_LIMIT,
   MAX_TERMINAL_LIST_LIMIT,
   TerminalFailures,
-} from '@pin/notifications-retry';
+} from '../../operations/terminal-failures';
 import { OpsArgumentError } from '../ops-argument.error';
 import { parsePositiveInteger } from '../ops-arguments';
 import { OpsOutput } from '../ops-output';
 import { iso, table } from '../ops-text';
 import { OpsWorkspace } from '../ops-workspace';
+import { requireKnownChannel } from '../known-channel';
 import { JSON_OPTION, type JsonOption } from './json-option';
 import {
   CHANNEL_OPTION,
@@ -33,6 +34,9 @@ export class TerminalListCommand extends CommandRunner {
   }
 
   async run(_args: string[], options: ListOptions = {}): Promise<void> {
+    if (options.channel !== undefined) {
+      await requireKnownChannel(this.workspace, 'terminal list', '--channel', options.channel);
+    }
     const rows = await (
       await this.workspace.get(TerminalFailures)
     ).list(filterOf(options), options.limit ?? DEFAULT_TERMINAL_LIST_LIMIT);
@@ -96,6 +100,9 @@ export class TerminalStatsCommand extends CommandRunner {
   }
 
   async run(_args: string[], options: TerminalFilterOptions & JsonOption = {}): Promise<void> {
+    if (options.channel !== undefined) {
+      await requireKnownChannel(this.workspace, 'terminal stats', '--channel', options.channel);
+    }
     const stats = await (await this.workspace.get(TerminalFailures)).stats(filterOf(options));
     this.output.result(options.json, { stats }, () =>
       stats.length === 0

@@ -1,0 +1,24 @@
+import { isConnectionLost, sqlState } from '../persistence/database-error-kind';
+
+/** No route to the server or no such host: the connection never started. */
+const NOT_CONNECTED_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Why the database could not be reached, when that is what `error` says: the
+ * driver's text and code (host and port, never the URL's user or password);
+ * null for any other failure.
+ */
+export function unreachableDatabaseCause(error: unknown): string | null {
+  const errors = (error as { errors?: unknown } | null)?.errors;
+  // A host name with several addresses fails as one AggregateError, whose own message is empty.
+  if (Array.isArray(errors) && errors.length > 0) {
+    const causes = errors.map(unreachableDatabaseCause);
+    return causes.every((cause) => cause !== null) ? [...new Set(causes)].join('; ') : null;
+  }
+  const code = sqlState(error);
+  if (!isConnectionLost(error) && !(code !== undefined && NOT_CONNECTED_CODES.has(code))) {
+    return null;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return code !== undefined && !message.includes(code) ? `${message} (${code})` : message;
+}
