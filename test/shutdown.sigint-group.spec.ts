@@ -1,14 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { startChildHost, type ChildHost } from './support/child-host';
+import { deadConnectionLines } from './support/dead-connection-lines';
+import { embeddedServerOf, type EmbeddedHostServer } from './support/embedded-host-server';
+import { isAlive, killGroup } from './support/processes';
 
 const SLOW_SEND_MS = 3_000;
 /** The worker's default shutdownGraceMs: provider calls still running after it are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
-/** What a stop whose database went first writes: the server's 57P01, pg's and TypeORM's pool errors. */
-const DEAD_CONNECTION_LINE =
-  /57P01|terminating connection|Connection terminated|pool raised an error|ECONNRESET|ECONNREFUSED/i;
-
 /**
  * Ctrl-C on `npm start` with no DATABASE_URL: the terminal sends SIGINT to
  * the whole foreground process group. The host (bootstrapHost, as main.ts
@@ -20,12 +20,12 @@ const DEAD_CONNECTION_LINE =
  */
 describe('shutdown: Ctrl-C (SIGINT to the process group) with the embedded PostgreSQL', () => {
   let host: ChildHost | undefined;
-  let postmasterPid: number | undefined;
+  let server: EmbeddedHostServer | undefined;
 
   afterAll(() => {
     // Only what this test started, should it have failed half-way.
     if (host?.child.pid && host.child.exitCode === null) killGroup(host.child.pid, 'SIGKILL');
-    if (postmasterPid && isAlive(postmasterPid)) process.kill(postmasterPid, 'SIGQUIT');
+    if (server && isAlive(server.pid)) process.kill(server.pid, 'SIGQUIT');
   });
 
   it('drains the cycle, then stops its PostgreSQL, with one app-stopped line and no 57P01', async () => {
@@ -37,15 +37,11 @@ describe('shutdown: Ctrl-C (SIGINT to the process group) with the embedded Postg
     );
     const child = host;
     await child.waitForLine((line) => line.event === 'app-listening', 90_000);
-    const [started] = child.events('embedded-database-started');
-    expect(started).toMatchObject({ host: '127.0.0.1', port: expect.any(Number) });
+    server = await embeddedServerOf(child);
 
     // Arranged on the app's own embedded server: a channel served by the slow adapter, six due rows.
-    const client = new Client({
-      connectionString: `postgres://postgres:postgres@127.0.0.1:${started.port as number}/postgres`,
-    });
+    const client = new Client({ connectionString: server.url });
     await client.connect();
-    let dataDirectory: string;
     try {
       await client.query(
         `INSERT INTO notification_channels
@@ -59,13 +55,8 @@ describe('shutdown: Ctrl-C (SIGINT to the process group) with the embedded Postg
                 now() - make_interval(mins => 60 - n)
          FROM generate_series(1, 6) AS n`,
       );
-      const [{ data_directory }] = (await client.query('SHOW data_directory')).rows as Array<{
-        data_directory: string;
-      }>;
-      dataDirectory = data_directory;
-      postmasterPid = Number(readFileSync(`${dataDirectory}/postmaster.pid`, 'utf8').split('\n')[0]);
     } finally {
-      // Not left on the server: its fast shutdown would end this session too.
+      // Not left on the server: its shutdown would end this session too.
       await client.end();
     }
 
@@ -77,11 +68,7 @@ describe('shutdown: Ctrl-C (SIGINT to the process group) with the embedded Postg
 
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.at - signalledAt).toBeLessThan(SHUTDOWN_GRACE_MS);
-    const deadConnectionLines = [
-      ...child.lines.map((line) => JSON.stringify(line)),
-      ...child.stderr().split('\n'),
-    ].filter((line) => DEAD_CONNECTION_LINE.test(line));
-    expect(deadConnectionLines).toEqual([]);
+    expect(deadConnectionLines(child)).toEqual([]);
     expect(child.lines.filter((line) => (line.level as number) >= 40)).toEqual([]);
 
     // The calls in flight finished and were written, before the lease went back.
@@ -114,24 +101,7 @@ describe('shutdown: Ctrl-C (SIGINT to the process group) with the embedded Postg
     expect(child.lines.at(-1)).toBe(stopped[0]);
 
     // Its PostgreSQL is gone, processes and data alike.
-    expect(isAlive(postmasterPid)).toBe(false);
-    expect(() => readFileSync(`${dataDirectory}/PG_VERSION`)).toThrow(/ENOENT/);
+    expect(isAlive(server.pid)).toBe(false);
+    expect(existsSync(join(server.dataDirectory, 'PG_VERSION'))).toBe(false);
   }, 180_000);
 });
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -80,7 +80,18 @@ export async function startPostgresInOwnSession(
   const { postgres, dataDir, port, flags, account, onLog } = options;
   const watchdog = spawn(
     '/bin/sh',
-    ['-c', WATCHDOG_SCRIPT, 'pin-postgres-watchdog', dataDir, postgres, '-D', dataDir, '-p', String(port), ...flags],
+    [
+      '-c',
+      WATCHDOG_SCRIPT,
+      'pin-postgres-watchdog',
+      dataDir,
+      postgres,
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      ...flags,
+    ],
     {
       detached: true,
       stdio: ['pipe', 'ignore', 'pipe'],

@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { join, resolve } from 'node:path';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -56,6 +57,30 @@ export function startChildHost(
       detached: options.ownProcessGroup ?? false,
     },
   );
+  return watchHost(child);
+}
+
+/**
+ * `npm start` as a fresh clone runs it (npm → nest CLI: build, then the built
+ * main.js), in a process group of its own as a terminal's foreground job.
+ * Through the npm that runs this test when there is one (`npm test`).
+ */
+export function startNpmStart(env: Record<string, string>): ChildHost {
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
+  delete inherited.DATABASE_URL;
+  const npmCli = process.env.npm_execpath;
+  const [file, args] = npmCli ? [process.execPath, [npmCli, 'start']] : ['npm', ['start']];
+  const child = spawn(file, args, {
+    cwd: REPO_ROOT,
+    env: { ...inherited, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  return watchHost(child);
+}
+
+/** The child's JSON log lines (other lines kept as `raw`), its stderr and its exit. */
+function watchHost(child: ChildProcessByStdio<null, Readable, Readable>): ChildHost {
   const lines: Array<Record<string, unknown>> = [];
   const stderr: string[] = [];
   let partial = '';
