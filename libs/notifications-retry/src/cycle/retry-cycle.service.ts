@@ -304,6 +304,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       ? AbortSignal.any([this.shutdown.signal, options.signal])
       : this.shutdown.signal;
     if (stop.aborted) return this.skipped(runId, correlationId, 'cancelled', started);
+    // Until this run holds a lease: an acquire that fails or finds it held leaves none to report.
+    this.leaseAtEnd = 'not-held';
 
     // Once per process (a no-op after): logged before any line of a cycle, and before it holds a lease.
     await this.preparedStatements.named();
@@ -318,7 +320,6 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       this.options.instanceId,
       this.options.lockTtlMs,
     );
-    this.leaseAtEnd = 'not-held';
     if (!lease) return this.leaseHeld(runId, correlationId, started);
     // A host's clock given as a plain value may lack the hook: it keeps its own time then.
     if (lease.acquiredAt)
