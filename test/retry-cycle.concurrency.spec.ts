@@ -194,6 +194,16 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
               count(*) FILTER (WHERE attempts = 0)::int AS untouched FROM notifications`,
     );
     expect({ sent, untouched }).toEqual({ sent: 1, untouched: 3 });
+    // What the host's stop line reports: the one call drained and written, the lease given back.
+    expect(app.cycles.lastStop).toEqual({
+      cycleInFlight: true,
+      callsInFlight: 1,
+      callsCut: 0,
+      rowsWritten: 1,
+      claimsHandedBack: 0,
+      lease: 'released',
+      durationMs: expect.any(Number),
+    });
   });
 
   it('skips a tick while this instance is still running the previous cycle', async () => {
@@ -370,5 +380,13 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     // Exactly as before the claim: due at once for another instance, no attempt used.
     expect(await readNotification(ds, id)).toEqual(before);
     expect(await outboxEvents(ds)).toHaveLength(0);
+    expect(app.cycles.lastStop).toMatchObject({
+      cycleInFlight: true,
+      callsInFlight: 1,
+      callsCut: 1,
+      rowsWritten: 0,
+      claimsHandedBack: 1,
+      lease: 'released',
+    });
   });
 });

@@ -92,6 +92,19 @@ describe('shutdown: SIGTERM during a cycle with a slow provider (child process, 
       expect.objectContaining({ stopReason: 'cancelled', sent: 2 }),
     ]);
 
+    // One line sums the stop up; the database is DATABASE_URL's, so it is left running.
+    expect(host.events('app-stopped')).toEqual([
+      expect.objectContaining({
+        signal: 'SIGTERM',
+        cycleInFlight: true,
+        callsDrained: 2,
+        callsCut: 0,
+        rowsWritten: 2,
+        lease: 'released',
+        database: 'not-ours',
+      }),
+    ]);
+
     const [lease] = await ds.query(`SELECT expires_at <= now() AS released FROM distributed_locks`);
     expect(lease.released).toBe(true);
     // The pool is closed: no session of the child is left holding anything.

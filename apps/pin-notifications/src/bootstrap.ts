@@ -4,6 +4,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { parseAppConfig } from './config/app-config';
 import { resolveAppDatabase } from './database/app-database';
+import { stopHostOnSignals } from './host-stop';
 import { createRootLogger } from './logging/root-logger';
 
 export interface HostBootstrapOptions {
@@ -19,8 +20,8 @@ export interface HostBootstrapOptions {
 /**
  * Starts the host app the way production runs it: configuration from the
  * environment, the database (embedded when there is no DATABASE_URL), JSON
- * logs, SIGTERM/SIGINT handled by Nest's shutdown hooks (the cycle in flight
- * finishes, the lease is released, then `process.exit(0)`), HTTP on PORT.
+ * logs, HTTP on PORT; SIGTERM/SIGINT stop the app, then the embedded
+ * database, with one `app-stopped` line (host-stop.ts).
  */
 export async function bootstrapHost(options: HostBootstrapOptions): Promise<INestApplication> {
   const config = parseAppConfig(options.env);
@@ -36,8 +37,8 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
     @Module({
       imports: [
         AppModule.forRoot({
+          // The embedded database is stopped by stopHostOnSignals, after every module's hooks.
           databaseUrl: database.url,
-          stopDatabase: database.embedded ? database.stop : undefined,
           retryWorker: config.retryWorker,
           outboxRelay: config.outboxRelay,
           demo,
@@ -57,9 +58,7 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
     app.useLogger(app.get(Logger));
 
     database.handOverSignals();
-    // process.exit(0) once the hooks are done, rather than re-raising the signal:
-    // the exit code says the shutdown was clean, and pino flushes on 'exit'.
-    app.enableShutdownHooks(['SIGTERM', 'SIGINT'], { useProcessExit: true });
+    stopHostOnSignals(app, database, log);
 
     await app.listen(config.port);
     const port = Number(new URL(await app.getUrl()).port);

@@ -12,6 +12,7 @@ export type {
 export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './notifications-retry.module-definition';
 
 export { RetryCycleService, type RunCycleOptions } from './cycle/retry-cycle.service';
+export type { LeaseAtStop, RetryWorkerStopReport } from './cycle/worker-stop-report';
 export type { RetryWorkerHealth } from './observability/retry-worker-health';
 export { RetryWorkerHealthIndicator } from './observability/retry-worker.health-indicator';
 export { RetryMetricName } from './observability/metric-names';

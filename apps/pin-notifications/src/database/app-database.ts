@@ -1,23 +1,36 @@
-import { connect } from 'node:net';
 import type pino from 'pino';
+import { startEmbeddedPostgres } from '../../../../src/database/embedded-postgres';
+
+/**
+ * What a stop did to the database: stopped by this process, left alone (not
+ * ours: DATABASE_URL), found gone already, or not down within the timeout.
+ */
+export type DatabaseStop = 'stopped' | 'not-ours' | 'already-stopped' | 'stop-timed-out';
 
 /** The database the app runs on, and who owns its lifetime. */
 export interface AppDatabase {
   readonly url: string;
   /** True when this process started the database, and so must stop it. */
   readonly embedded: boolean;
-  /** Stops an embedded database (once; later calls wait for the first). No-op for DATABASE_URL. */
-  stop(): Promise<void>;
   /**
-   * Removes embedded-postgres' own SIGINT/SIGTERM handlers. Call it when Nest's
-   * shutdown hooks take over: those handlers stop the server the moment a
-   * signal arrives, while rows may still be in flight on it.
+   * Stops an embedded database (once; later calls wait for the first), after
+   * the app's pool is closed. No-op for DATABASE_URL.
+   */
+  stop(): Promise<DatabaseStop>;
+  /**
+   * Removes embedded-postgres' own SIGINT/SIGTERM handlers (async-exit-hook).
+   * Call it when the app's own stop takes over: those handlers exit the
+   * process the moment a signal arrives, while rows may still be in flight.
    */
   handOverSignals(): void;
 }
 
 const HANDED_OVER_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-// Stopping a server that already exited waits for an exit event that never comes again.
+/**
+ * A fast shutdown with no client left takes well under a second; past this the
+ * process exits anyway, and the server's watchdog (postgres-own-session.ts)
+ * finishes the stop when this process's end closes its pipe.
+ */
 const STOP_TIMEOUT_MS = 10_000;
 
 /**
@@ -41,17 +54,16 @@ export async function resolveAppDatabase(
     return {
       url: databaseUrl,
       embedded: false,
-      stop: () => Promise.resolve(),
+      stop: () => Promise.resolve('not-ours'),
       handOverSignals: () => undefined,
     };
   }
 
-  // Loaded only here: embedded-postgres, which the first start loads, installs process-wide exit
+  // The first start loads the embedded-postgres package, which installs process-wide exit
   // handlers. Which listeners appear is recorded so that exactly those can be handed over later.
   const before = new Map(
     HANDED_OVER_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]),
   );
-  const { startEmbeddedPostgres } = await import('../../../../src/database/embedded-postgres.js');
 
   log.info({ msg: 'embedded-database-starting', event: 'embedded-database-starting' });
   const started = Date.now();
@@ -76,28 +88,29 @@ export async function resolveAppDatabase(
     note: 'no DATABASE_URL: a throw-away PostgreSQL, deleted on exit',
   });
 
-  let stopping: Promise<void> | null = null;
-  const stop = async (): Promise<void> => {
-    if (!(await isAcceptingConnections(address))) {
-      // Ctrl+C in a terminal signals the whole process group, the server included.
+  let stopping: Promise<DatabaseStop> | null = null;
+  const stop = async (): Promise<DatabaseStop> => {
+    // The server runs out of the terminal's process group: only an outside kill stops it first.
+    if (!server.running) {
       log.warn({
         msg: 'embedded-database-already-stopped',
         event: 'embedded-database-already-stopped',
+        note: 'the embedded PostgreSQL exited before the app stopped it (killed from outside?)',
       });
-      return;
+      return 'already-stopped';
     }
     let timer: NodeJS.Timeout | undefined;
     const stopped = await Promise.race([
       server.stop().then(() => true),
       new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STOP_TIMEOUT_MS))),
     ]).finally(() => clearTimeout(timer));
-    if (stopped) log.info({ msg: 'embedded-database-stopped', event: 'embedded-database-stopped' });
-    else
-      log.warn({
-        msg: 'embedded-database-stop-timed-out',
-        event: 'embedded-database-stop-timed-out',
-        timeoutMs: STOP_TIMEOUT_MS,
-      });
+    if (stopped) return 'stopped';
+    log.warn({
+      msg: 'embedded-database-stop-timed-out',
+      event: 'embedded-database-stop-timed-out',
+      timeoutMs: STOP_TIMEOUT_MS,
+    });
+    return 'stop-timed-out';
   };
 
   return {
@@ -108,17 +121,4 @@ export async function resolveAppDatabase(
       for (const { signal, listener } of added) process.removeListener(signal, listener);
     },
   };
-}
-
-function isAcceptingConnections(address: URL): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: address.hostname, port: Number(address.port) });
-    const done = (accepting: boolean): void => {
-      socket.destroy();
-      resolve(accepting);
-    };
-    socket.setTimeout(1_000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }

@@ -5,9 +5,11 @@ import { DataSource } from 'typeorm';
 export const STOP_EMBEDDED_DATABASE = Symbol('STOP_EMBEDDED_DATABASE');
 
 /**
- * Stops the embedded database as the last step of Nest's shutdown: after the
- * retry cycle in flight has finished (before-shutdown hooks) and the HTTP server
- * has closed.
+ * Stops the embedded database in AppModule's shutdown hook: after the retry
+ * cycle in flight has finished (before-shutdown hooks) and the HTTP server has
+ * closed, but before the shutdown hooks of AppModule's imports (Nest runs them
+ * from the root down). bootstrapHost no longer passes `stopDatabase`: it stops
+ * the database after `app.close()` (host-stop.ts), once every hook is done.
  */
 @Injectable()
 export class EmbeddedDatabaseShutdown implements OnApplicationShutdown {

@@ -56,6 +56,7 @@ import { RowCounts, type ChannelRowCount } from './row-counts';
 import type { RowTransition } from './row-transition';
 import { settleRow } from './settle-row';
 import { Wakeup } from './wakeup';
+import type { LeaseAtStop, RetryWorkerStopReport } from './worker-stop-report';
 
 export interface RunCycleOptions {
   /** The due threshold and the start of backoff. Default: the Clock's now (the database's time). */
@@ -130,6 +131,11 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * its next tick instead of waiting out the TTL behind its own stale lease.
    */
   private unreleased: Lease | null = null;
+  /** The cycle holding the lease now, for what the shutdown drains of it. */
+  private current: CycleState | null = null;
+  /** What became of the lease of the last cycle run (reset as each one starts). */
+  private leaseAtEnd: LeaseAtStop = 'not-held';
+  private stopReport: RetryWorkerStopReport | null = null;
 
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
@@ -225,20 +231,43 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
    * Stops claiming at once, lets provider calls in flight finish for
    * `shutdownGraceMs`, then cuts them (their claims are handed back, status
    * and attempts unchanged). Returns when every outcome is written and the
-   * lease released, before the DataSource closes.
+   * lease released, before the DataSource closes; `lastStop` then says what
+   * was drained.
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.shutdown.abort(new Error('application shutdown'));
-    if (!this.running) return;
-    const grace = setTimeout(
-      () => this.hardStop.abort(new Error('shutdown grace period over')),
-      this.options.shutdownGraceMs,
-    );
-    try {
-      await this.running.catch(() => undefined);
-    } finally {
-      clearTimeout(grace);
+    const started = performance.now();
+    const callsInFlight = this.callsInFlight.size;
+    const running = this.running;
+    // The cycle's counts so far: what the stop adds to them is what it drained.
+    const before = this.current ? { ...this.current.counts } : null;
+    const drained = this.current;
+    let callsCut = 0;
+    if (running) {
+      const grace = setTimeout(() => {
+        callsCut = this.callsInFlight.size;
+        this.hardStop.abort(new Error('shutdown grace period over'));
+      }, this.options.shutdownGraceMs);
+      try {
+        await running.catch(() => undefined);
+      } finally {
+        clearTimeout(grace);
+      }
     }
+    this.stopReport = {
+      cycleInFlight: running !== null,
+      callsInFlight,
+      callsCut,
+      rowsWritten: drained && before ? drained.counts.processed - before.processed : 0,
+      claimsHandedBack: drained && before ? drained.counts.skipped - before.skipped : 0,
+      lease: running ? this.leaseAtEnd : 'not-held',
+      durationMs: Math.round(performance.now() - started),
+    };
+  }
+
+  /** What the last shutdown drained; null before one. */
+  get lastStop(): RetryWorkerStopReport | null {
+    return this.stopReport;
   }
 
   /** True while a cycle of this instance is running. */
@@ -275,6 +304,8 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       ? AbortSignal.any([this.shutdown.signal, options.signal])
       : this.shutdown.signal;
     if (stop.aborted) return this.skipped(runId, correlationId, 'cancelled', started);
+    // Until this run holds a lease: an acquire that fails or finds it held leaves none to report.
+    this.leaseAtEnd = 'not-held';
 
     // Once per process (a no-op after): logged before any line of a cycle, and before it holds a lease.
     await this.preparedStatements.named();
@@ -294,6 +325,7 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
     if (lease.acquiredAt)
       (this.clock as Partial<Clock>).observeDatabaseTime?.call(this.clock, lease.acquiredAt);
     const cycle = this.begin(runId, correlationId, lease, options.now ?? this.clock.now(), started);
+    this.current = cycle;
 
     let report: CycleReport | undefined;
     const onHardStop = (): void => cycle.interrupt.abort(this.hardStop.signal.reason);
@@ -315,7 +347,12 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
       cycle.span.end();
       this.hardStop.signal.removeEventListener('abort', onHardStop);
       // After the last write. A lease found lost is someone else's now (release would be a no-op).
-      if (!cycle.leaseLoss) await this.releaseLease(cycle, report !== undefined);
+      this.leaseAtEnd = cycle.leaseLoss
+        ? 'not-held'
+        : (await this.releaseLease(cycle, report !== undefined))
+          ? 'released'
+          : 'release-failed';
+      this.current = null;
     }
   }
 
@@ -701,13 +738,18 @@ export class RetryCycleService implements OnModuleInit, BeforeApplicationShutdow
 
   /**
    * A completed cycle is recorded with the release (the lease row says when),
-   * which is what /health reads on every instance.
+   * which is what /health reads on every instance. False when the release
+   * failed: the lease is kept, to be released before the next acquire.
    */
-  private async releaseLease(cycle: CycleState, cycleCompleted: boolean): Promise<void> {
-    await this.lock.release(cycle.lease, { cycleCompleted }).catch((error: unknown) => {
-      this.unreleased = cycle.lease;
-      this.reporter.leaseReleaseFailed(cycle, error);
-    });
+  private async releaseLease(cycle: CycleState, cycleCompleted: boolean): Promise<boolean> {
+    return this.lock.release(cycle.lease, { cycleCompleted }).then(
+      () => true,
+      (error: unknown) => {
+        this.unreleased = cycle.lease;
+        this.reporter.leaseReleaseFailed(cycle, error);
+        return false;
+      },
+    );
   }
 
   private leaseHeld(runId: string, correlationId: string, started: number): CycleReport {
