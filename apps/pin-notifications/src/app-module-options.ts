@@ -7,8 +7,6 @@ import type { OutboxRelayConfig } from './config/outbox-relay-config';
 /** What `AppModule.forRoot()` is built from; `main.ts` derives it from the environment. */
 export interface AppModuleOptions {
   readonly databaseUrl: string;
-  /** Set when this process started the database: called at shutdown, once its pool is closed. */
-  readonly stopDatabase?: () => Promise<void>;
   readonly retryWorker: RetryWorkerOptions;
   /** The outbox relay: NATS (null: off) and how long published rows are kept. Default off. */
   readonly outboxRelay?: OutboxRelayConfig;

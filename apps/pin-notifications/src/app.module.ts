@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { register } from 'prom-client';
@@ -14,10 +14,6 @@ import {
 import { AdminModule } from './admin/admin.module';
 import type { AppModuleOptions } from './app-module-options';
 import { DEFAULT_OUTBOX_RETENTION_DAYS } from './config/outbox-relay-config';
-import {
-  EmbeddedDatabaseShutdown,
-  STOP_EMBEDDED_DATABASE,
-} from './database/embedded-database-shutdown';
 import { isRetryableDataSourceError } from './database/retryable-start-error';
 import { typeOrmOptions } from './database/typeorm-options';
 import { DemoModule } from './demo/demo.module';
@@ -67,14 +63,6 @@ export class AppModule {
       // Last: the CLI checks, once the module is open, that its overrides are what the module runs with.
       ...ops,
     };
-    const providers: Provider[] = [];
-    if (options.stopDatabase) {
-      providers.push(
-        { provide: STOP_EMBEDDED_DATABASE, useValue: options.stopDatabase },
-        EmbeddedDatabaseShutdown,
-      );
-    }
-
     return {
       module: AppModule,
       imports: [
@@ -115,7 +103,6 @@ export class AppModule {
           ? [AdminModule.forRoot(options.admin ?? {})]
           : []),
       ],
-      providers,
     };
   }
 }
