@@ -244,6 +244,22 @@ describe('outbox retention and the relay configuration', () => {
     }
   });
 
+  it('where the relay options say it is off, the start checks and creates nothing (an ops process)', async () => {
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'off',
+      stream: 'NOT_MADE',
+      createStream: true,
+      outboxRelay: { enabled: false },
+    });
+    try {
+      await publisher.onModuleInit();
+      await expect(streamInfo(nats.url, 'NOT_MADE')).rejects.toThrow(/stream not found/);
+    } finally {
+      await publisher.onApplicationShutdown();
+    }
+  });
+
   it('an unreachable broker at start is logged, not fatal: the relay retries', async () => {
     const publisher = new NatsJetStreamOutboxPublisher({
       servers: 'nats://127.0.0.1:1',
