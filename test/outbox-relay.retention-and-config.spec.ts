@@ -8,7 +8,13 @@ import {
   NatsJetStreamOutboxPublisher,
   OutboxRetention,
 } from '@pin/notifications-retry';
-import { addStream, startNatsServer, type RunningNatsServer } from './support/nats-server';
+import { millis } from 'nats';
+import {
+  addStream,
+  startNatsServer,
+  streamInfo,
+  type RunningNatsServer,
+} from './support/nats-server';
 import { insertOutboxEvents, outboxRows } from './support/outbox-fixtures';
 import { createRetryTestApp } from './support/retry-test-app';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
@@ -89,7 +95,7 @@ describe('outbox retention and the relay configuration', () => {
     );
   });
 
-  it('a subject prefix no stream captures stops start-up when the broker is reachable', async () => {
+  it('a subject prefix no stream captures stops start-up naming the stream and the subject, not the servers', async () => {
     const publisher = new NatsJetStreamOutboxPublisher({
       servers: nats.url,
       subjectPrefix: 'nowhere',
@@ -101,8 +107,116 @@ describe('outbox retention and the relay configuration', () => {
         extensions: { outboxPublisher: { useValue: publisher } },
       });
       await expect(start).rejects.toBeInstanceOf(InvalidOutboxPublisherOptionsError);
-      await expect(start).rejects.toThrow(
-        /NatsJetStreamOutboxPublisher option "subjectPrefix" gives the subject "nowhere\.pin\.notifications\.dispatched\.v1", which no JetStream stream on the broker captures .*; got "nowhere"/,
+      const error = await start.then(
+        () => null,
+        (thrown: Error) => thrown,
+      );
+      expect(error?.message).toMatch(
+        /^NatsJetStreamOutboxPublisher option "stream" must name a JetStream stream that captures the subject "nowhere\.pin\.notifications\.dispatched\.v1" \(subjectPrefix "nowhere" \+ the topic\), and none on the broker does \(.+\): create it \(nats stream add PIN_NOTIFICATIONS --subjects 'nowhere\.pin\.notifications\.>' --dupe-window 2m --defaults\), pass createStream: true, or fix the prefix; got no stream option$/,
+      );
+      expect(error?.message).not.toContain('servers');
+      expect(error?.message).not.toContain(nats.url);
+    } finally {
+      await publisher.onApplicationShutdown();
+    }
+  });
+
+  it('a configured stream that does not exist is named with the subject it should capture', async () => {
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'missing',
+      stream: 'MISSING_STREAM',
+    });
+    try {
+      await expect(
+        createRetryTestApp({
+          url: db.url,
+          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
+          extensions: { outboxPublisher: { useValue: publisher } },
+        }),
+      ).rejects.toThrow(
+        /option "stream" must name a JetStream stream that captures the subject "missing\.pin\.notifications\.dispatched\.v1" .*\(stream "MISSING_STREAM" does not exist; .*nats stream add MISSING_STREAM --subjects 'missing\.pin\.notifications\.>'.*; got "MISSING_STREAM"$/,
+      );
+    } finally {
+      await publisher.onApplicationShutdown();
+    }
+  });
+
+  it('createStream makes the missing stream at start, its duplicate window covering claim TTL + backoff max + poll', async () => {
+    const outboxRelay = {
+      enabled: true,
+      claimTtlMs: 100_000,
+      backoffMaxMs: 60_000,
+      pollIntervalMs: 5_000,
+    };
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'made',
+      stream: 'MADE_AT_START',
+      createStream: true,
+      outboxRelay,
+    });
+    const app = await createRetryTestApp({
+      url: db.url,
+      options: { metrics: { registry: new Registry() }, outboxRelay },
+      extensions: { outboxPublisher: { useValue: publisher } },
+    });
+    try {
+      const info = await streamInfo(nats.url, 'MADE_AT_START');
+      expect(info.config.subjects).toEqual(['made.pin.notifications.>']);
+      // 100 000 + 60 000 × 1.2 + 5 000: over JetStream's 2 min default.
+      expect(millis(info.config.duplicate_window)).toBe(177_000);
+      expect(app.logs.events('outbox-stream-created')[0]).toMatchObject({
+        stream: 'MADE_AT_START',
+        subjects: ['made.pin.notifications.>'],
+        duplicateWindowMs: 177_000,
+      });
+    } finally {
+      await app.close();
+      await publisher.onApplicationShutdown();
+    }
+  });
+
+  it('createStream does not take over a stream of that name that captures other subjects', async () => {
+    await addStream(nats.url, 'TAKEN', ['elsewhere.>']);
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'taken',
+      stream: 'TAKEN',
+      createStream: true,
+    });
+    try {
+      await expect(
+        createRetryTestApp({
+          url: db.url,
+          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
+          extensions: { outboxPublisher: { useValue: publisher } },
+        }),
+      ).rejects.toThrow(
+        /^NatsJetStreamOutboxPublisher option "createStream" could not create the stream "TAKEN" capturing \["taken\.pin\.notifications\.>"\] \(.+\): add those subjects to it, or name another stream; got true$/,
+      );
+      expect((await streamInfo(nats.url, 'TAKEN')).config.subjects).toEqual(['elsewhere.>']);
+    } finally {
+      await publisher.onApplicationShutdown();
+    }
+  });
+
+  it('a stream whose duplicate window is shorter than the relay needs is refused, naming both windows', async () => {
+    await addStream(nats.url, 'SHORT_WINDOW', ['short.>'], 60_000);
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'short',
+      stream: 'SHORT_WINDOW',
+    });
+    try {
+      await expect(
+        createRetryTestApp({
+          url: db.url,
+          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
+          extensions: { outboxPublisher: { useValue: publisher } },
+        }),
+      ).rejects.toThrow(
+        'NatsJetStreamOutboxPublisher option "stream" must keep a duplicate_window of at least 1m47s (107000 ms = outboxRelay.claimTtlMs 30000 + outboxRelay.backoffMaxMs 60000 × 1.2 (jitter) + outboxRelay.pollIntervalMs 5000), or a copy the relay sends again after that passes JetStream\'s deduplication: widen it (nats stream edit SHORT_WINDOW --dupe-window 1m47s) or shorten those relay options; got "SHORT_WINDOW", whose duplicate_window is 1m (60000 ms)',
       );
     } finally {
       await publisher.onApplicationShutdown();
@@ -125,6 +239,22 @@ describe('outbox retention and the relay configuration', () => {
       ).rejects.toThrow(
         'NatsJetStreamOutboxPublisher option "stream" must be the stream that captures "pin.pin.notifications.dispatched.v1", which is "PIN"; got "OTHER"',
       );
+    } finally {
+      await publisher.onApplicationShutdown();
+    }
+  });
+
+  it('where the relay options say it is off, the start checks and creates nothing (an ops process)', async () => {
+    const publisher = new NatsJetStreamOutboxPublisher({
+      servers: nats.url,
+      subjectPrefix: 'off',
+      stream: 'NOT_MADE',
+      createStream: true,
+      outboxRelay: { enabled: false },
+    });
+    try {
+      await publisher.onModuleInit();
+      await expect(streamInfo(nats.url, 'NOT_MADE')).rejects.toThrow(/stream not found/);
     } finally {
       await publisher.onApplicationShutdown();
     }

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, nanos, type MsgHdrs, type NatsConnection } from 'nats';
+import { connect, nanos, type MsgHdrs, type NatsConnection, type StreamInfo } from 'nats';
 import { findFreePort } from '../../src/database/free-port';
 import { installedBinary } from './installed-binary';
 
@@ -102,12 +102,22 @@ export async function startNatsServer(
   };
 }
 
-/** Creates a stream capturing `subjects`, with a duplicate window of two minutes. */
-export async function addStream(url: string, name: string, subjects: string[]): Promise<void> {
+/** Creates a stream capturing `subjects`, with a duplicate window of two minutes unless given. */
+export async function addStream(
+  url: string,
+  name: string,
+  subjects: string[],
+  duplicateWindowMs = 120_000,
+): Promise<void> {
   await withConnection(url, async (nc) => {
     const manager = await nc.jetstreamManager();
-    await manager.streams.add({ name, subjects, duplicate_window: nanos(120_000) });
+    await manager.streams.add({ name, subjects, duplicate_window: nanos(duplicateWindowMs) });
   });
+}
+
+/** The stream as the broker has it (config and state). */
+export async function streamInfo(url: string, name: string): Promise<StreamInfo> {
+  return withConnection(url, async (nc) => (await nc.jetstreamManager()).streams.info(name));
 }
 
 export interface ConsumedMessage {

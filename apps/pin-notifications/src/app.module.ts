@@ -49,6 +49,9 @@ export class AppModule {
                 servers: [...nats.servers],
                 subjectPrefix: nats.subjectPrefix,
                 stream: nats.stream,
+                createStream: nats.createStream,
+                // The stream's duplicate window is checked against these.
+                outboxRelay: relayOptions.outboxRelay,
               }),
           },
         }

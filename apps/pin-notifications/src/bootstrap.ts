@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { parseAppConfig } from './config/app-config';
+import { unknownEnvironmentVariables } from './config/unknown-environment-variables';
 import { resolveAppDatabase } from './database/app-database';
 import { stopHostOnSignals } from './host-stop';
 import { createRootLogger } from './logging/root-logger';
@@ -27,6 +28,19 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
   const config = parseAppConfig(options.env);
   const rootLogger = createRootLogger(config.logLevel);
   const log = rootLogger.child({ context: 'Bootstrap' });
+  const unknown = unknownEnvironmentVariables(options.env);
+  if (unknown.length > 0) {
+    // Names only: a value may be a secret.
+    log.warn({
+      msg: 'unknown-environment-variables',
+      event: 'unknown-environment-variables',
+      variables: unknown.map((variable) => variable.name),
+      didYouMean: Object.fromEntries(
+        unknown.filter((v) => v.didYouMean).map((v) => [v.name, v.didYouMean]),
+      ),
+      note: 'not read by the app (a typo?); docs/configuration.md lists the variables it reads',
+    });
+  }
 
   const database = await resolveAppDatabase(config.databaseUrl, log);
   // Demo rows go into the throw-away database by default, into any other only when asked for.
@@ -80,6 +94,7 @@ export async function bootstrapHost(options: HostBootstrapOptions): Promise<INes
         servers: nats.servers.map(withoutPassword),
         subjectPrefix: nats.subjectPrefix ?? null,
         stream: nats.stream ?? null,
+        createStream: nats.createStream ?? false,
         retentionDays: config.outboxRelay.retentionDays,
       });
     } else {

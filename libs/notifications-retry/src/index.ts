@@ -76,6 +76,7 @@ export { OutboxMetricName } from './outbox/outbox-metric-names';
 export { NatsJetStreamOutboxPublisher } from './outbox/nats/nats-jetstream-outbox-publisher';
 export type { NatsJetStreamPublisherOptions } from './outbox/nats/nats-jetstream-publisher-options';
 export { InvalidOutboxPublisherOptionsError } from './errors/invalid-outbox-publisher-options.error';
+export { requiredDuplicateWindowMs } from './outbox/nats/jetstream-duplicate-window';
 
 export { notificationsRetryEntities, notificationsRetryMigrations } from './persistence';
 export {

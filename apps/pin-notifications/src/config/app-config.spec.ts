@@ -35,6 +35,7 @@ describe('parseAppConfig', () => {
       NATS_URL: 'nats://relay:secret@nats-1:4222, nats://nats-2:4222',
       NATS_SUBJECT_PREFIX: 'eu.pin',
       NATS_STREAM: 'PIN_NOTIFICATIONS',
+      NATS_CREATE_STREAM: 'true',
       OUTBOX_RETENTION_DAYS: '30',
     });
     expect(config).toEqual({
@@ -55,6 +56,7 @@ describe('parseAppConfig', () => {
           servers: ['nats://relay:secret@nats-1:4222', 'nats://nats-2:4222'],
           subjectPrefix: 'eu.pin',
           stream: 'PIN_NOTIFICATIONS',
+          createStream: true,
         },
         retentionDays: 30,
       },
@@ -85,6 +87,17 @@ describe('parseAppConfig', () => {
     ],
     [{ NATS_URL: 'nats://nats:4222', NATS_STREAM: 'a.b' }, 'NATS_STREAM', 'got "a.b"'],
     [{ NATS_SUBJECT_PREFIX: 'pin' }, 'NATS_SUBJECT_PREFIX', 'is set but NATS_URL is not'],
+    [{ NATS_CREATE_STREAM: 'true' }, 'NATS_CREATE_STREAM', 'is set but NATS_URL is not'],
+    [
+      { NATS_URL: 'nats://nats:4222', NATS_CREATE_STREAM: 'true' },
+      'NATS_CREATE_STREAM',
+      'needs NATS_STREAM: the name of the stream to create',
+    ],
+    [
+      { NATS_URL: 'nats://nats:4222', NATS_STREAM: 'S', NATS_CREATE_STREAM: 'yes' },
+      'NATS_CREATE_STREAM',
+      'must be true or false (or 1 or 0); got "yes"',
+    ],
     [
       { OUTBOX_RETENTION_DAYS: '0' },
       'OUTBOX_RETENTION_DAYS',

@@ -1,5 +1,6 @@
 import { validateCronExpression } from 'cron';
 import type { NotificationsRetryModuleOptions } from '@pin/notifications-retry';
+import { ENVIRONMENT_VARIABLES } from './environment-variables';
 import { InvalidEnvironmentVariableError } from './invalid-environment-variable.error';
 import { parseOutboxRelayConfig, type OutboxRelayConfig } from './outbox-relay-config';
 
@@ -77,7 +78,13 @@ export function parseAppConfig(env: NodeJS.ProcessEnv): AppConfig {
   };
 }
 
+const DECLARED = new Set(
+  ENVIRONMENT_VARIABLES.filter((v) => v.readBy === 'app-config').map((v) => v.name),
+);
+
 function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  // Keeps docs/configuration.md whole: a variable read here must be declared (and so documented).
+  if (!DECLARED.has(name)) throw new Error(`${name} is read but not in ENVIRONMENT_VARIABLES`);
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
 }
@@ -86,7 +93,7 @@ function parseDatabaseUrl(env: NodeJS.ProcessEnv): string | null {
   const value = read(env, 'DATABASE_URL');
   if (value === undefined) {
     // The embedded database is thrown away on exit: in production that would be silent data loss.
-    if (env.NODE_ENV === 'production') {
+    if (read(env, 'NODE_ENV') === 'production') {
       throw new InvalidEnvironmentVariableError(
         'DATABASE_URL',
         'nothing',

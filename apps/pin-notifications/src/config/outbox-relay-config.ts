@@ -7,6 +7,8 @@ export interface OutboxRelayConfig {
     readonly servers: readonly string[];
     readonly subjectPrefix: string | undefined;
     readonly stream: string | undefined;
+    /** NATS_CREATE_STREAM: create `stream` at start when nothing captures the subject. Default false. */
+    readonly createStream?: boolean;
   } | null;
   readonly retentionDays: number;
 }
@@ -38,10 +40,12 @@ export function parseOutboxRelayConfig(
   const url = read('NATS_URL');
   const subjectPrefix = read('NATS_SUBJECT_PREFIX');
   const stream = read('NATS_STREAM');
+  const createStreamValue = read('NATS_CREATE_STREAM');
   if (url === undefined) {
     for (const [name, value] of [
       ['NATS_SUBJECT_PREFIX', subjectPrefix],
       ['NATS_STREAM', stream],
+      ['NATS_CREATE_STREAM', createStreamValue],
     ] as const) {
       if (value !== undefined) {
         throw new InvalidEnvironmentVariableError(
@@ -73,7 +77,27 @@ export function parseOutboxRelayConfig(
       'must be a JetStream stream name (letters, digits, "_" and "-")',
     );
   }
-  return { nats: { servers, subjectPrefix, stream }, retentionDays };
+  const createStream = parseFlag('NATS_CREATE_STREAM', createStreamValue) ?? false;
+  if (createStream && stream === undefined) {
+    throw new InvalidEnvironmentVariableError(
+      'NATS_CREATE_STREAM',
+      JSON.stringify(createStreamValue),
+      'needs NATS_STREAM: the name of the stream to create (e.g. PIN_NOTIFICATIONS)',
+    );
+  }
+  return { nats: { servers, subjectPrefix, stream, createStream }, retentionDays };
+}
+
+function parseFlag(name: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const lower = value.toLowerCase();
+  if (lower === 'true' || lower === '1') return true;
+  if (lower === 'false' || lower === '0') return false;
+  throw new InvalidEnvironmentVariableError(
+    name,
+    JSON.stringify(value),
+    'must be true or false (or 1 or 0)',
+  );
 }
 
 function checkServer(server: string): void {

@@ -9,16 +9,15 @@ import {
   type NatsConnection,
 } from 'nats';
 import { errorText } from '../../cycle/error-text';
-import { InvalidOutboxPublisherOptionsError } from '../../errors/invalid-outbox-publisher-options.error';
 import { NOTIFICATION_DISPATCHED_TOPIC } from '../notification-dispatched-event';
 import type { OutboxEvent } from '../outbox-event';
 import type { OutboxPublishOutcome } from '../outbox-publish-outcome';
 import { OutboxPublisher, type OutboxPublishContext } from '../outbox-publisher';
+import { ensureOutboxStream } from './ensure-outbox-stream';
 import type { NatsJetStreamPublisherOptions } from './nats-jetstream-publisher-options';
 import {
   displayServer,
   isSubjectPrefix,
-  NATS_PUBLISHER,
   resolveNatsPublisherOptions,
   type ResolvedNatsPublisherOptions,
 } from './resolve-nats-publisher-options';
@@ -55,7 +54,8 @@ interface Connected {
  * Connects on first use and reconnects on its own; while disconnected a batch
  * fails at once as retriable rather than being buffered by the client, so
  * nothing is sent behind the relay's back after it gave up on a batch.
- * Register it with `extensions: { outboxPublisher: { useValue: new NatsJetStreamOutboxPublisher({ servers }) } }`.
+ * Register it with `extensions: { outboxPublisher: { useValue: new NatsJetStreamOutboxPublisher({ servers, outboxRelay }) } }`,
+ * `outboxRelay` being the same object as the module's (the stream's duplicate window must cover it).
  */
 export class NatsJetStreamOutboxPublisher
   extends OutboxPublisher
@@ -79,12 +79,14 @@ export class NatsJetStreamOutboxPublisher
 
   /**
    * Checks the broker agrees with the configuration: a stream (the configured
-   * one, if any) captures the dispatched topic's subject. Unreachable: logged,
-   * start goes on, the relay retries. At module init, before any relay loop
-   * starts (bootstrap hooks): Nest shuts nothing down after a failed start.
+   * one, if any) captures the dispatched topic's subject, with a duplicate
+   * window that covers the relay's republishing (created when `createStream`
+   * and none exists). Unreachable: logged, start goes on, the relay retries.
+   * At module init, before any relay loop starts (bootstrap hooks): Nest shuts
+   * nothing down after a failed start.
    */
   async onModuleInit(): Promise<void> {
-    if (!this.options.verifyAtStart) return;
+    if (!this.options.verifyAtStart || !this.options.relayEnabled) return;
     let connected: Connected;
     try {
       connected = await this.connection();
@@ -182,30 +184,12 @@ export class NatsJetStreamOutboxPublisher
   }
 
   private async verifyStream(connection: NatsConnection, subject: string): Promise<void> {
-    let found: string;
-    try {
-      const manager = await connection.jetstreamManager({ timeout: this.options.ackTimeoutMs });
-      found = await manager.streams.find(subject);
-    } catch (error) {
-      const option = this.options.subjectPrefix ? 'subjectPrefix' : 'servers';
-      const value = this.options.subjectPrefix
-        ? JSON.stringify(this.options.subjectPrefix)
-        : this.options.servers.map(displayServer).join(', ');
-      throw new InvalidOutboxPublisherOptionsError(
-        NATS_PUBLISHER,
-        option,
-        value,
-        `gives the subject ${JSON.stringify(subject)}, which no JetStream stream on the broker captures (${errorText(error)}): add it to a stream's subjects or fix the prefix`,
-      );
-    }
-    if (this.options.stream && found !== this.options.stream) {
-      throw new InvalidOutboxPublisherOptionsError(
-        NATS_PUBLISHER,
-        'stream',
-        JSON.stringify(this.options.stream),
-        `must be the stream that captures ${JSON.stringify(subject)}, which is ${JSON.stringify(found)}`,
-      );
-    }
+    const state = await ensureOutboxStream(connection, subject, this.options);
+    this.logger.log({
+      msg: state.created ? 'outbox-stream-created' : 'outbox-stream-verified',
+      event: state.created ? 'outbox-stream-created' : 'outbox-stream-verified',
+      ...state,
+    });
   }
 }
 

@@ -1,3 +1,5 @@
+import type { OutboxRelayOptions } from '../outbox-relay-options';
+
 /** Options of the built-in `NatsJetStreamOutboxPublisher`. */
 export interface NatsJetStreamPublisherOptions {
   /** One or more `nats://host:port` (or `tls://`) URLs; credentials may be in the URL. */
@@ -26,4 +28,17 @@ export interface NatsJetStreamPublisherOptions {
    * (the relay retries). Default true.
    */
   verifyAtStart?: boolean;
+  /**
+   * At start, create `stream` (the `stream` option is required with this) when no stream captures the subject: file
+   * storage, limits retention, one replica, and a duplicate window covering the relay's
+   * (claimTtlMs + 1.2 × backoffMaxMs + pollIntervalMs, at least JetStream's default 2 min). An
+   * existing stream is never changed. Default false: streams are usually made by their owners.
+   */
+  createStream?: boolean;
+  /**
+   * The module's `outboxRelay` options (as given to forRoot): the stream's duplicate window must
+   * cover how long the relay may take to send an event again. Default: the relay's defaults. When
+   * they say the relay is off (`enabled: false`), nothing is checked or created at start.
+   */
+  outboxRelay?: OutboxRelayOptions;
 }

@@ -1,5 +1,7 @@
 import { InvalidOutboxPublisherOptionsError } from '../../errors/invalid-outbox-publisher-options.error';
 import { NatsJetStreamOutboxPublisher } from './nats-jetstream-outbox-publisher';
+import type { NatsJetStreamPublisherOptions } from './nats-jetstream-publisher-options';
+import { natsDuration } from './jetstream-duplicate-window';
 import { resolveNatsPublisherOptions } from './resolve-nats-publisher-options';
 
 describe('NatsJetStreamOutboxPublisher options', () => {
@@ -41,10 +43,22 @@ describe('NatsJetStreamOutboxPublisher options', () => {
       'must be an integer from 1 to 600000; got 0',
     ],
     [{ servers: 'nats://n', subject: 'x' }, 'subject', 'is not a known option (a typo?)'],
+    [
+      { servers: 'nats://n', createStream: true },
+      'createStream',
+      'needs the stream option: the name of the stream to create',
+    ],
+    [
+      { servers: 'nats://n', stream: 'S', createStream: true, verifyAtStart: false },
+      'createStream',
+      'needs verifyAtStart',
+    ],
+    [{ servers: 'nats://n', createStream: 'yes' }, 'createStream', 'must be a boolean; got "yes"'],
   ])('refuses %j naming the option, never a password', (options, option, message) => {
     let thrown: unknown;
     try {
-      new NatsJetStreamOutboxPublisher(options);
+      // Values a plain-JavaScript host could pass: the constructor checks them at run time.
+      new NatsJetStreamOutboxPublisher(options as NatsJetStreamPublisherOptions);
     } catch (error) {
       thrown = error;
     }
@@ -53,5 +67,31 @@ describe('NatsJetStreamOutboxPublisher options', () => {
     expect((thrown as Error).message).toContain(`NatsJetStreamOutboxPublisher option "${option}"`);
     expect((thrown as Error).message).toContain(message);
     expect((thrown as Error).message).not.toContain('secret');
+  });
+
+  it('derives the duplicate window a stream must keep from the relay options it is given', () => {
+    // The relay's defaults: 30 000 + 60 000 × 1.2 + 5 000, under JetStream's own 2 min default.
+    expect(resolveNatsPublisherOptions({ servers: 'nats://n' }).requiredDuplicateWindowMs).toBe(
+      107_000,
+    );
+    expect(
+      resolveNatsPublisherOptions({
+        servers: 'nats://n',
+        outboxRelay: { claimTtlMs: 200_000, backoffMaxMs: 100_000, pollIntervalMs: 1_000 },
+      }).requiredDuplicateWindowMs,
+    ).toBe(321_000);
+    expect(() =>
+      resolveNatsPublisherOptions({ servers: 'nats://n', outboxRelay: { claimTtlMs: 'long' } }),
+    ).toThrow(/outboxRelay\.claimTtlMs/);
+  });
+
+  it('writes durations as the nats CLI takes them', () => {
+    expect([120_000, 107_000, 177_000, 3_723_000, 500].map(natsDuration)).toEqual([
+      '2m',
+      '1m47s',
+      '2m57s',
+      '1h2m3s',
+      '1s',
+    ]);
   });
 });

@@ -1,5 +1,10 @@
 import { InvalidOutboxPublisherOptionsError } from '../../errors/invalid-outbox-publisher-options.error';
 import { describeValue } from '../../errors/describe-value';
+import { resolveOutboxRelayOptions } from '../resolve-outbox-relay-options';
+import {
+  requiredDuplicateWindowMs,
+  type DuplicateWindowInputs,
+} from './jetstream-duplicate-window';
 
 export const NATS_PUBLISHER = 'NatsJetStreamOutboxPublisher';
 
@@ -11,6 +16,12 @@ export interface ResolvedNatsPublisherOptions {
   readonly connectTimeoutMs: number;
   readonly ackTimeoutMs: number;
   readonly verifyAtStart: boolean;
+  readonly createStream: boolean;
+  /** The relay options the duplicate window is derived from, resolved. */
+  readonly relay: DuplicateWindowInputs;
+  /** False only when the relay options say it is off: then nothing is checked at start. */
+  readonly relayEnabled: boolean;
+  readonly requiredDuplicateWindowMs: number;
 }
 
 const KNOWN = new Set<string>([
@@ -21,6 +32,8 @@ const KNOWN = new Set<string>([
   'connectTimeoutMs',
   'ackTimeoutMs',
   'verifyAtStart',
+  'createStream',
+  'outboxRelay',
 ]);
 
 /** One subject token: no wildcards, whitespace or dots inside. */
@@ -63,6 +76,28 @@ export function resolveNatsPublisherOptions(raw: unknown): ResolvedNatsPublisher
   if (typeof verifyAtStart !== 'boolean') {
     throw invalid('verifyAtStart', describeValue(verifyAtStart), 'must be a boolean');
   }
+  const createStream = options.createStream ?? false;
+  if (typeof createStream !== 'boolean') {
+    throw invalid('createStream', describeValue(createStream), 'must be a boolean');
+  }
+  if (createStream && stream === undefined) {
+    throw invalid(
+      'createStream',
+      'true',
+      'needs the stream option: the name of the stream to create',
+    );
+  }
+  if (createStream && !verifyAtStart) {
+    throw invalid(
+      'createStream',
+      'true',
+      'needs verifyAtStart: the stream is created by the check at start',
+    );
+  }
+  // Errors name outboxRelay.<option>, as the module's own check does.
+  const relay = resolveOutboxRelayOptions(options.outboxRelay);
+  const relayEnabled =
+    (options.outboxRelay as { enabled?: unknown } | undefined)?.enabled !== false;
   return {
     servers,
     subjectPrefix: subjectPrefix ?? null,
@@ -71,6 +106,10 @@ export function resolveNatsPublisherOptions(raw: unknown): ResolvedNatsPublisher
     connectTimeoutMs: milliseconds('connectTimeoutMs', options.connectTimeoutMs, 5_000),
     ackTimeoutMs: milliseconds('ackTimeoutMs', options.ackTimeoutMs, 5_000),
     verifyAtStart,
+    createStream,
+    relay,
+    relayEnabled,
+    requiredDuplicateWindowMs: requiredDuplicateWindowMs(relay),
   };
 }
 
