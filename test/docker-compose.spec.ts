@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { load } from 'js-yaml';
 import {
   DEFAULT_RETRY_CONCURRENCY,
   MIN_ADMIN_TOKEN_LENGTH,
@@ -11,9 +12,6 @@ import { resolveOptions } from '../libs/notifications-retry/src/options/resolve-
 import { installedBinary } from './support/installed-binary';
 
 // No Docker engine where the tests run: the file is checked as compose would read it.
-// js-yaml comes with the lint toolchain (eslint's config loader); it has no types of its own.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { load } = require('js-yaml') as { load(text: string): unknown };
 
 const ROOT = join(__dirname, '..');
 const composeText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');

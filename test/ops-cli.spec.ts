@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { hostname } from 'node:os';
 import { createServer, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { Module } from '@nestjs/common';
@@ -206,6 +207,25 @@ describe('ops CLI: arguments, exit codes, --json (real PostgreSQL)', () => {
       ['redrive', 'jane'],
       ['channel-pause', expect.stringMatching(/^cli:/)],
       ['channel-resume', expect.stringMatching(/^cli:/)],
+    ]);
+  });
+  it('records the operator as cli:$USER@host from the environment it was given, without --actor', async () => {
+    const paused = await ops(
+      ['channel', 'pause', 'email', '--reason', 'who ran this', '--json'],
+      db.url,
+      adapters,
+      { USER: 'oncall-ana' },
+    );
+    expect(paused.code).toBe(0);
+    await ops(
+      ['channel', 'resume', 'email', '--reason', 'back', '--actor', 'ana'],
+      db.url,
+      adapters,
+    );
+    const actions = await operatorActions(ds);
+    expect(actions.slice(-2).map((a) => [a.action, a.actor])).toEqual([
+      ['channel-pause', `cli:oncall-ana@${hostname()}`],
+      ['channel-resume', 'ana'],
     ]);
   });
 });

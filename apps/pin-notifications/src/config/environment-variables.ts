@@ -127,8 +127,8 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     default: null,
     meaning: 'the operator the ops CLI records in the audit log (unset: the OS account name)',
     readBy: 'ops-cli',
-    readAt: 'apps/pin-notifications/src/ops/ops-workspace.ts',
-    readAs: 'env.USER',
+    readAt: 'apps/pin-notifications/src/ops/run-pin-ops.ts',
+    readAs: 'settings.env.USER',
   },
   {
     name: 'TMPDIR',

@@ -1,3 +1,4 @@
+import { hostname, userInfo } from 'node:os';
 import type { DynamicModule, Type } from '@nestjs/common';
 import {
   NotificationsRetryOpsModule,
@@ -21,8 +22,18 @@ export function runPinOps(argv: readonly string[], settings: PinOpsSettings): Pr
   return runNotificationsRetryOps(
     NotificationsRetryOpsModule.forRoot({
       host: pinOpsHost(settings.env, settings.imports),
+      // From the settings' environment, like the rest of the configuration: the audit names who ran it.
+      defaultActor: () => `cli:${settings.env.USER ?? osUserName()}@${hostname()}`,
       ...(settings.io ? { io: settings.io } : {}),
     }),
     argv,
   );
+}
+
+function osUserName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
 }
