@@ -40,6 +40,25 @@ describe('outbox retention and the relay configuration', () => {
 
   beforeEach(() => ds.query('TRUNCATE notification_outbox'));
 
+  /** Starts a relay with this publisher and expects start-up to stop with `message`; the publisher is closed either way. */
+  async function expectStartRefused(
+    options: ConstructorParameters<typeof NatsJetStreamOutboxPublisher>[0],
+    message: string | RegExp,
+  ): Promise<void> {
+    const publisher = new NatsJetStreamOutboxPublisher(options);
+    try {
+      await expect(
+        createRetryTestApp({
+          url: db.url,
+          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
+          extensions: { outboxPublisher: { useValue: publisher } },
+        }),
+      ).rejects.toThrow(message);
+    } finally {
+      await publisher.onApplicationShutdown();
+    }
+  }
+
   it('retention deletes published rows older than retentionMs, in small batches, and never parked or unpublished ones', async () => {
     const now = Date.now();
     const old = new Date(now - 10 * DAY_MS);
@@ -122,24 +141,14 @@ describe('outbox retention and the relay configuration', () => {
   });
 
   it('a configured stream that does not exist is named with the subject it should capture', async () => {
-    const publisher = new NatsJetStreamOutboxPublisher({
-      servers: nats.url,
-      subjectPrefix: 'missing',
-      stream: 'MISSING_STREAM',
-    });
-    try {
-      await expect(
-        createRetryTestApp({
-          url: db.url,
-          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
-          extensions: { outboxPublisher: { useValue: publisher } },
-        }),
-      ).rejects.toThrow(
-        /option "stream" must name a JetStream stream that captures the subject "missing\.pin\.notifications\.dispatched\.v1" .*\(stream "MISSING_STREAM" does not exist; .*nats stream add MISSING_STREAM --subjects 'missing\.pin\.notifications\.>'.*; got "MISSING_STREAM"$/,
-      );
-    } finally {
-      await publisher.onApplicationShutdown();
-    }
+    await expectStartRefused(
+      {
+        servers: nats.url,
+        subjectPrefix: 'missing',
+        stream: 'MISSING_STREAM',
+      },
+      /option "stream" must name a JetStream stream that captures the subject "missing\.pin\.notifications\.dispatched\.v1" .*\(stream "MISSING_STREAM" does not exist; .*nats stream add MISSING_STREAM --subjects 'missing\.pin\.notifications\.>'.*; got "MISSING_STREAM"$/,
+    );
   });
 
   it('createStream makes the missing stream at start, its duplicate window covering claim TTL + backoff max + poll', async () => {
@@ -179,69 +188,39 @@ describe('outbox retention and the relay configuration', () => {
 
   it('createStream does not take over a stream of that name that captures other subjects', async () => {
     await addStream(nats.url, 'TAKEN', ['elsewhere.>']);
-    const publisher = new NatsJetStreamOutboxPublisher({
-      servers: nats.url,
-      subjectPrefix: 'taken',
-      stream: 'TAKEN',
-      createStream: true,
-    });
-    try {
-      await expect(
-        createRetryTestApp({
-          url: db.url,
-          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
-          extensions: { outboxPublisher: { useValue: publisher } },
-        }),
-      ).rejects.toThrow(
-        /^NatsJetStreamOutboxPublisher option "createStream" could not create the stream "TAKEN" capturing \["taken\.pin\.notifications\.>"\] \(.+\): add those subjects to it, or name another stream; got true$/,
-      );
-      expect((await streamInfo(nats.url, 'TAKEN')).config.subjects).toEqual(['elsewhere.>']);
-    } finally {
-      await publisher.onApplicationShutdown();
-    }
+    await expectStartRefused(
+      {
+        servers: nats.url,
+        subjectPrefix: 'taken',
+        stream: 'TAKEN',
+        createStream: true,
+      },
+      /^NatsJetStreamOutboxPublisher option "createStream" could not create the stream "TAKEN" capturing \["taken\.pin\.notifications\.>"\] \(.+\): add those subjects to it, or name another stream; got true$/,
+    );
+    expect((await streamInfo(nats.url, 'TAKEN')).config.subjects).toEqual(['elsewhere.>']);
   });
 
   it('a stream whose duplicate window is shorter than the relay needs is refused, naming both windows', async () => {
     await addStream(nats.url, 'SHORT_WINDOW', ['short.>'], 60_000);
-    const publisher = new NatsJetStreamOutboxPublisher({
-      servers: nats.url,
-      subjectPrefix: 'short',
-      stream: 'SHORT_WINDOW',
-    });
-    try {
-      await expect(
-        createRetryTestApp({
-          url: db.url,
-          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
-          extensions: { outboxPublisher: { useValue: publisher } },
-        }),
-      ).rejects.toThrow(
-        'NatsJetStreamOutboxPublisher option "stream" must keep a duplicate_window of at least 1m47s (107000 ms = outboxRelay.claimTtlMs 30000 + outboxRelay.backoffMaxMs 60000 × 1.2 (jitter) + outboxRelay.pollIntervalMs 5000), or a copy the relay sends again after that passes JetStream\'s deduplication: widen it (nats stream edit SHORT_WINDOW --dupe-window 1m47s) or shorten those relay options; got "SHORT_WINDOW", whose duplicate_window is 1m (60000 ms)',
-      );
-    } finally {
-      await publisher.onApplicationShutdown();
-    }
+    await expectStartRefused(
+      {
+        servers: nats.url,
+        subjectPrefix: 'short',
+        stream: 'SHORT_WINDOW',
+      },
+      'NatsJetStreamOutboxPublisher option "stream" must keep a duplicate_window of at least 1m47s (107000 ms = outboxRelay.claimTtlMs 30000 + outboxRelay.backoffMaxMs 60000 × 1.2 (jitter) + outboxRelay.pollIntervalMs 5000), or a copy the relay sends again after that passes JetStream\'s deduplication: widen it (nats stream edit SHORT_WINDOW --dupe-window 1m47s) or shorten those relay options; got "SHORT_WINDOW", whose duplicate_window is 1m (60000 ms)',
+    );
   });
 
   it('a stream that is not the one capturing the subjects stops start-up', async () => {
-    const publisher = new NatsJetStreamOutboxPublisher({
-      servers: nats.url,
-      subjectPrefix: 'pin',
-      stream: 'OTHER',
-    });
-    try {
-      await expect(
-        createRetryTestApp({
-          url: db.url,
-          options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
-          extensions: { outboxPublisher: { useValue: publisher } },
-        }),
-      ).rejects.toThrow(
-        'NatsJetStreamOutboxPublisher option "stream" must be the stream that captures "pin.pin.notifications.dispatched.v1", which is "PIN"; got "OTHER"',
-      );
-    } finally {
-      await publisher.onApplicationShutdown();
-    }
+    await expectStartRefused(
+      {
+        servers: nats.url,
+        subjectPrefix: 'pin',
+        stream: 'OTHER',
+      },
+      'NatsJetStreamOutboxPublisher option "stream" must be the stream that captures "pin.pin.notifications.dispatched.v1", which is "PIN"; got "OTHER"',
+    );
   });
 
   it('where the relay options say it is off, the start checks and creates nothing (an ops process)', async () => {
