@@ -300,6 +300,35 @@ describe('ops CLI: one contract on every path (real PostgreSQL)', () => {
     expect(result.stdout + result.stderr).not.toMatch(/secret/);
   });
 
+  it("exits 2 with the server's reason when it refuses the session (no such role, no such database)", async () => {
+    const server = new URL(db.url);
+    const noRole = new URL(server);
+    noRole.username = 'no_such_role_19';
+    noRole.password = 'secret';
+    const noDatabase = new URL(server);
+    noDatabase.pathname = '/no_such_database_19';
+    for (const [url, reason] of [
+      // Trust auth says the role is missing; password auth (the embedded server) says it cannot log in.
+      [
+        noRole,
+        /role "no_such_role_19" does not exist.*28000|password authentication failed for user "no_such_role_19".*28P01/,
+      ],
+      [noDatabase, /database "no_such_database_19" does not exist.*3D000/],
+    ] as const) {
+      const result = await ops(['status', '--json'], url.toString());
+      expect({ code: result.code, json: result.json() }).toEqual({
+        code: 2,
+        json: {
+          error: {
+            code: 'database_unreachable',
+            message: expect.stringMatching(reason),
+          },
+        },
+      });
+      expect(result.stdout + result.stderr).not.toMatch(/secret/);
+    }
+  });
+
   it('exits 2 within about 10 s with the cause when the database never answers (a black hole)', async () => {
     const silent = await silentServer();
     try {

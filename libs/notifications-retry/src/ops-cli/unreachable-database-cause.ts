@@ -2,6 +2,12 @@ import { isConnectionLost, sqlState } from '../persistence/database-error-kind';
 
 /** No route to the server or no such host: the connection never started. */
 const NOT_CONNECTED_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/**
+ * The server answered and refused the session: no such role or database, a
+ * wrong password, not accepting connections yet, no slot left. The URL's
+ * target is wrong or not ready, as with a refused port: nothing was read.
+ */
+const SESSION_REFUSED_STATES = new Set(['28000', '28P01', '3D000', '57P03', '53300']);
 
 /**
  * Why the database could not be reached, when that is what `error` says: the
@@ -16,7 +22,9 @@ export function unreachableDatabaseCause(error: unknown): string | null {
     return causes.every((cause) => cause !== null) ? [...new Set(causes)].join('; ') : null;
   }
   const code = sqlState(error);
-  if (!isConnectionLost(error) && !(code !== undefined && NOT_CONNECTED_CODES.has(code))) {
+  const notConnected =
+    code !== undefined && (NOT_CONNECTED_CODES.has(code) || SESSION_REFUSED_STATES.has(code));
+  if (!isConnectionLost(error) && !notConnected) {
     return null;
   }
   const message = error instanceof Error ? error.message : String(error);
