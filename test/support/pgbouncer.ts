@@ -66,7 +66,9 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<Running
         'listen_addr = 127.0.0.1',
         `listen_port = ${port}`,
         'unix_socket_dir =',
-        'auth_type = md5',
+        // md5 needs a password to compare with; a server that asks for none (trust auth, as the
+        // README allows) is fronted the same way: no client check, the user still listed.
+        `auth_type = ${password === '' ? 'trust' : 'md5'}`,
         `auth_file = ${join(dir, 'userlist.txt')}`,
         `pool_mode = ${options.poolMode ?? 'transaction'}`,
         `default_pool_size = ${options.poolSize}`,
