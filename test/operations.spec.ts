@@ -286,6 +286,53 @@ describe('operations: terminal failures, redrive, pauses, lease release (real Po
       expect((await readNotification(ds, a)).status).toBe('Sent');
     });
 
+    it('never redrives a retrying row (Failed, next attempt scheduled) by channel alone or by since, even with the same error code', async () => {
+      const since = new Date(Date.now() - 3_600_000);
+      const terminalRow = await insertTerminal(ds, {
+        channel: 'sms',
+        errorCode: 'provider_unavailable',
+      });
+      // Same channel, same error code, failed after since: only its scheduled next attempt sets it apart.
+      const retrying = await insertTerminal(ds, {
+        channel: 'sms',
+        errorCode: 'provider_unavailable',
+      });
+      await ds.query(
+        `UPDATE notifications SET next_attempt_at = now() + interval '1 hour' WHERE id = $1`,
+        [retrying],
+      );
+      const before = await readNotification(ds, retrying);
+      expect(before.next_attempt_at).not.toBeNull();
+
+      const preview = await redrive.redrive({ filter: { channel: 'sms' } });
+      expect(preview).toMatchObject({ eligible: 1, claimed: 0 });
+      expect(preview.preview).toEqual([
+        { channel: 'sms', errorCode: 'provider_unavailable', eligible: 1, claimed: 0 },
+      ]);
+      const byChannel = await redrive.redrive({
+        filter: { channel: 'sms' },
+        dryRun: false,
+        operator,
+      });
+      expect(byChannel).toMatchObject({ eligible: 1, redriven: 1 });
+      expect(await readNotification(ds, retrying)).toEqual(before);
+      expect((await readNotification(ds, terminalRow)).attempts).toBe(0);
+
+      const second = await insertTerminal(ds, {
+        channel: 'sms',
+        errorCode: 'provider_unavailable',
+      });
+      expect((await redrive.redrive({ filter: { since } })).eligible).toBe(1);
+      const bySince = await redrive.redrive({ filter: { since }, dryRun: false, operator });
+      expect(bySince).toMatchObject({ eligible: 1, redriven: 1 });
+      expect(await readNotification(ds, retrying)).toEqual(before);
+      expect((await readNotification(ds, second)).attempts).toBe(0);
+      const audited: Array<{ notification_id: string }> = await ds.query(
+        `SELECT notification_id FROM notification_redriven_rows`,
+      );
+      expect(audited.map((r) => r.notification_id).sort()).toEqual([terminalRow, second].sort());
+    });
+
     it('redrives by ids, and in batches of 500', async () => {
       const one = await insertTerminal(ds, { channel: 'sms' });
       await insertTerminal(ds, { channel: 'sms' });

@@ -1,4 +1,7 @@
+import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
+import { DistributedLock } from '@pin/notifications-retry';
+import { DueRowClaimer } from '../libs/notifications-retry/src/cycle/due-row-claimer';
 import {
   insertChannel,
   insertNotification,
@@ -208,6 +211,47 @@ describe('retry cycle and the channel catalog (real PostgreSQL)', () => {
       expect(String(logged.error)).toContain(column);
     },
   );
+
+  it('claims near the end of a lease only for channels whose claim the lease outlives', async () => {
+    const lock = app.module.get(DistributedLock, { strict: false });
+    const claimer = app.module.get(DueRowClaimer, { strict: false });
+    const now = app.clock.now();
+    const tooLong = await insertNotification(ds, {
+      channel: 'email',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 5),
+    });
+    const fits = await insertNotification(ds, {
+      channel: 'sms',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(now, 5),
+    });
+    const lease = await lock.acquire('claim-near-lease-end', 'test-worker', 90_000);
+    expect(lease).not.toBeNull();
+    // 20 s of the lease left by the database clock: a 60 s claim would outlive it, a 2 s one fits.
+    await ds.query(
+      `UPDATE distributed_locks SET expires_at = statement_timestamp() + interval '20 seconds' WHERE key = $1`,
+      ['claim-near-lease-end'],
+    );
+
+    const result = await claimer.claim({
+      lease: lease!,
+      channels: [
+        { channel: 'email', quota: 5, claimMs: 60_000 },
+        { channel: 'sms', quota: 5, claimMs: 2_000 },
+      ],
+      now,
+      limit: 10,
+      excluded: [],
+      connectBy: performance.now() + 30_000,
+    });
+
+    expect(result.kind).toBe('claimed');
+    const rows = result.kind === 'claimed' ? result.rows : [];
+    expect(rows.map((r) => r.id)).toEqual([fits]);
+    expect((await readNotification(ds, tooLong)).claim_token).toBeNull();
+    expect((await readNotification(ds, fits)).claim_token).not.toBeNull();
+  });
 
   it('keeps out a channel whose timeout could outlive the lease', async () => {
     await insertChannel(ds, { key: 'slow', timeoutMs: 50_000 });

@@ -250,6 +250,41 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
     });
   });
 
+  describe('per-channel limits at the library defaults (200 calls in flight, batch 200)', () => {
+    // The default concurrency and batch size, not the test app's 4: a first claim of 200 that
+    // took the limit for every channel would hand the whole batch to the oldest backlog.
+    const defaults = { concurrency: undefined, batchSize: undefined };
+
+    it('does not let an old backlog of a max_concurrency channel take the whole claim', async () => {
+      await start(defaults);
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxConcurrency: 1 });
+      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await seed('sms', 250, 30); // more due rows than one claim takes, older than email's
+      const email = await seed('email', 20, 5);
+
+      const report = completed(await app.cycles.runCycle());
+
+      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      expect(app.provider.calls).toHaveLength(20);
+      expect(flaky.maxInFlight()).toBe(1);
+      expect(report.counts.sent).toBeGreaterThanOrEqual(20);
+    });
+
+    it('does not let an old backlog of a rate-limited channel take the whole claim', async () => {
+      await start({ ...defaults, maxCycleDurationMs: 1_000 });
+      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 2 });
+      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await seed('sms', 250, 30);
+      const email = await seed('email', 20, 5);
+
+      completed(await app.cycles.runCycle());
+
+      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      expect(app.provider.calls).toHaveLength(20);
+      expect(flaky.calls.length).toBeLessThanOrEqual(3);
+    });
+  });
+
   describe('backoff jitter', () => {
     it('spreads the retry time by the random sample, within ±20 %, capped by backoff_max_ms', async () => {
       await start({ concurrency: 1 });
