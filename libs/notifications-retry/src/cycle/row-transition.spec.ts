@@ -272,7 +272,8 @@ describe('decideTransition', () => {
       expect(transition.status).toBe(NotificationStatus.Failed);
       expect(transition.attempts).toBe(2);
       expect(transition.nextAttemptAt).not.toBeNull();
-      expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime() + 120_000);
+      // exactly now + Retry-After: not earlier (the provider refuses) and not later (a row parked too long)
+      expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + 120_000);
       expect(transition.scheduledAt).toBe(row.scheduledAt);
       expect(transition.lastErrorCode).toBe('provider_throttled');
       expect(transition.lastErrorMessage).toBe('HTTP 429');
@@ -288,7 +289,7 @@ describe('decideTransition', () => {
       expect(transition.status).toBe(NotificationStatus.Pending);
       expect(transition.attempts).toBe(0);
       expect(transition.scheduledAt).not.toBeNull();
-      expect(transition.scheduledAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime() + 45_000);
+      expect(transition.scheduledAt!.getTime()).toBe(NOW.getTime() + 45_000);
       // a Pending row is due through scheduled_at; next_attempt_at stays as it was
       expect(transition.nextAttemptAt).toBeNull();
       expect(transition.event).toBeNull();
@@ -310,7 +311,7 @@ describe('decideTransition', () => {
         throttled(7_200_000),
         NOW,
       );
-      expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime() + 7_200_000);
+      expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + 7_200_000);
     });
 
     it('without Retry-After still moves the row strictly later, within the channel cap', () => {
