@@ -341,6 +341,17 @@ describe('decideTransition', () => {
       expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + MAX_RETRY_AFTER_MS);
       expect(MAX_RETRY_AFTER_MS).toBe(24 * 3_600_000);
     });
+
+    it.each([
+      ['just under the cap: honoured as is', MAX_RETRY_AFTER_MS - 1, MAX_RETRY_AFTER_MS - 1],
+      ['exactly the cap: honoured', MAX_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS],
+      ['just over the cap: capped', MAX_RETRY_AFTER_MS + 1, MAX_RETRY_AFTER_MS],
+    ])('Retry-After %s', (_label, retryAfterMs, expectedDelayMs) => {
+      const failed = decideTransition(failedRow(1), fixedChannel, throttled(retryAfterMs), NOW);
+      expect(failed.nextAttemptAt!.getTime()).toBe(NOW.getTime() + expectedDelayMs);
+      const pending = decideTransition(pendingRow(), fixedChannel, throttled(retryAfterMs), NOW);
+      expect(pending.scheduledAt!.getTime()).toBe(NOW.getTime() + expectedDelayMs);
+    });
   });
 
   describe('interrupted (the attempt does not count)', () => {
