@@ -118,7 +118,17 @@ describe('NotificationsRetryModule wiring: a named DataSource, a metrics registr
     expect(await notifications.dataSource.query('SELECT key FROM distributed_locks')).toEqual([
       { key: 'notifications:retry-worker' },
     ]);
-    expect(module.get(getDataSourceToken('notifications'))).toBeDefined();
+    // The DataSource under that name is connected to the notifications database, the default one is not.
+    const databaseOf = async (dataSource: DataSource): Promise<string> =>
+      (await dataSource.query<Array<{ name: string }>>('SELECT current_database() AS name'))[0]
+        .name;
+    const notificationsDb = new URL(notifications.db.url).pathname.slice(1);
+    expect(await databaseOf(module.get<DataSource>(getDataSourceToken('notifications')))).toBe(
+      notificationsDb,
+    );
+    expect(await databaseOf(module.get<DataSource>(getDataSourceToken()))).not.toBe(
+      notificationsDb,
+    );
   });
 
   it('fails start-up naming the option and the value when no DataSource has that name', async () => {

@@ -245,7 +245,7 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
     expect((await readNotification(ds, future)).status).toBe('Sent');
   });
 
-  it('defers a throttled row without using an attempt, at least until retry-after', async () => {
+  it('defers a throttled row without using an attempt, until exactly retry-after', async () => {
     const now = app.clock.now();
     const failed = await insertNotification(ds, {
       status: 'Failed',
@@ -269,10 +269,12 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
       attempts: 2,
       last_error_code: 'provider_throttled',
     });
-    expect(failedRow.next_attempt_at!.getTime()).toBeGreaterThanOrEqual(now.getTime() + 90_000);
+    // the test's clock does not move during the cycle: due at exactly now + Retry-After, not later
+    expect(app.clock.now()).toEqual(now);
+    expect(failedRow.next_attempt_at!.getTime()).toBe(now.getTime() + 90_000);
     const pendingRow = await readNotification(ds, pending);
     expect(pendingRow).toMatchObject({ status: 'Pending', attempts: 0 });
-    expect(pendingRow.scheduled_at!.getTime()).toBeGreaterThanOrEqual(now.getTime() + 90_000);
+    expect(pendingRow.scheduled_at!.getTime()).toBe(now.getTime() + 90_000);
     expect(await outboxEvents(ds)).toHaveLength(0);
   });
 

@@ -178,5 +178,28 @@ describe('backoffDelayMs', () => {
       const backoff: RetryBackoff = { kind: 'Fixed', baseMs: 1_000, jitter: false };
       expect(backoffDelayMs(backoff, 1, 0)).toBe(1_000);
     });
+
+    // The cap applies after jitter: a capped delay never exceeds maxMs, and jitter below the cap
+    // is not taken from an already capped value.
+    it('caps after jitter: an Exponential delay jittered above maxMs is maxMs, never more', () => {
+      // 1000 × 2^(3−1) = 4000; × 1.2 = 4800 → 3000 (jittering the cap would give 3600)
+      const backoff: RetryBackoff = {
+        kind: 'Exponential',
+        baseMs: 1_000,
+        maxMs: 3_000,
+        multiplier: 2,
+      };
+      expect(backoffDelayMs(backoff, 3, 1)).toBe(3_000);
+      // 4000 × 0.8 = 3200 → 3000 (capping first, then jittering, would give 2400)
+      expect(backoffDelayMs(backoff, 3, 0)).toBe(3_000);
+      // below the cap, jitter still spreads the delay: 2000 × 1.2 = 2400
+      expect(backoffDelayMs(backoff, 2, 1)).toBe(2_400);
+    });
+
+    it('caps after jitter: a Fixed delay with maxMs is at most maxMs at the top of the jitter', () => {
+      const backoff: RetryBackoff = { kind: 'Fixed', baseMs: 1_000, maxMs: 1_000 };
+      expect(backoffDelayMs(backoff, 1, 1)).toBe(1_000);
+      expect(backoffDelayMs(backoff, 1, 0)).toBe(800);
+    });
   });
 });

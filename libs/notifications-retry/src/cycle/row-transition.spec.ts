@@ -272,7 +272,8 @@ describe('decideTransition', () => {
       expect(transition.status).toBe(NotificationStatus.Failed);
       expect(transition.attempts).toBe(2);
       expect(transition.nextAttemptAt).not.toBeNull();
-      expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime() + 120_000);
+      // exactly now + Retry-After: not earlier (the provider refuses) and not later (a row parked too long)
+      expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + 120_000);
       expect(transition.scheduledAt).toBe(row.scheduledAt);
       expect(transition.lastErrorCode).toBe('provider_throttled');
       expect(transition.lastErrorMessage).toBe('HTTP 429');
@@ -288,7 +289,7 @@ describe('decideTransition', () => {
       expect(transition.status).toBe(NotificationStatus.Pending);
       expect(transition.attempts).toBe(0);
       expect(transition.scheduledAt).not.toBeNull();
-      expect(transition.scheduledAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime() + 45_000);
+      expect(transition.scheduledAt!.getTime()).toBe(NOW.getTime() + 45_000);
       // a Pending row is due through scheduled_at; next_attempt_at stays as it was
       expect(transition.nextAttemptAt).toBeNull();
       expect(transition.event).toBeNull();
@@ -310,7 +311,7 @@ describe('decideTransition', () => {
         throttled(7_200_000),
         NOW,
       );
-      expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime() + 7_200_000);
+      expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + 7_200_000);
     });
 
     it('without Retry-After still moves the row strictly later, within the channel cap', () => {
@@ -339,6 +340,17 @@ describe('decideTransition', () => {
       const transition = decideTransition(failedRow(1), fixedChannel, throttled(year), NOW);
       expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + MAX_RETRY_AFTER_MS);
       expect(MAX_RETRY_AFTER_MS).toBe(24 * 3_600_000);
+    });
+
+    it.each([
+      ['just under the cap: honoured as is', MAX_RETRY_AFTER_MS - 1, MAX_RETRY_AFTER_MS - 1],
+      ['exactly the cap: honoured', MAX_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS],
+      ['just over the cap: capped', MAX_RETRY_AFTER_MS + 1, MAX_RETRY_AFTER_MS],
+    ])('Retry-After %s', (_label, retryAfterMs, expectedDelayMs) => {
+      const failed = decideTransition(failedRow(1), fixedChannel, throttled(retryAfterMs), NOW);
+      expect(failed.nextAttemptAt!.getTime()).toBe(NOW.getTime() + expectedDelayMs);
+      const pending = decideTransition(pendingRow(), fixedChannel, throttled(retryAfterMs), NOW);
+      expect(pending.scheduledAt!.getTime()).toBe(NOW.getTime() + expectedDelayMs);
     });
   });
 
