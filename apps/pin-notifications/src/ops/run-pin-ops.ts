@@ -1,6 +1,6 @@
-import { hostname, userInfo } from 'node:os';
 import type { DynamicModule, Type } from '@nestjs/common';
 import {
+  cliActor,
   NotificationsRetryOpsModule,
   runNotificationsRetryOps,
   type OpsExitCode,
@@ -23,17 +23,9 @@ export function runPinOps(argv: readonly string[], settings: PinOpsSettings): Pr
     NotificationsRetryOpsModule.forRoot({
       host: pinOpsHost(settings.env, settings.imports),
       // From the settings' environment, like the rest of the configuration: the audit names who ran it.
-      defaultActor: () => `cli:${settings.env.USER ?? osUserName()}@${hostname()}`,
+      defaultActor: () => cliActor(settings.env.USER),
       ...(settings.io ? { io: settings.io } : {}),
     }),
     argv,
   );
-}
-
-function osUserName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
 }

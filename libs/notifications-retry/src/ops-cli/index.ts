@@ -14,6 +14,7 @@ export {
   type RunNotificationsRetryOpsOptions,
 } from './run-notifications-retry-ops';
 export { OpsExitCode } from './ops-exit-code';
+export { cliActor } from './cli-actor';
 export { OpsArgumentError } from './ops-argument.error';
 // The CLI's own readings of `--since` and `--limit`, for a host's other surfaces (an admin API) to agree with it.
 export { parseSince, parsePositiveInteger } from './ops-arguments';

@@ -1,4 +1,4 @@
-import { hostname, userInfo } from 'node:os';
+import { hostname } from 'node:os';
 import {
   Inject,
   type Abstract,
@@ -16,6 +16,7 @@ import {
   NOTIFICATIONS_RETRY_OPS_OPTIONS,
   type NotificationsRetryOpsOptions,
 } from './notifications-retry-ops-options';
+import { cliActor } from './cli-actor';
 import { OpsDatabaseUnreachableError } from './ops-database-unreachable.error';
 import { unreachableDatabaseCause } from './unreachable-database-cause';
 import type { NotificationsRetryOpsOverrides } from './ops-host';
@@ -52,9 +53,7 @@ export class OpsWorkspace implements OnApplicationShutdown {
 
   /** Who the audit records when `--actor` is not given. */
   defaultActor(): string {
-    return (
-      this.options.defaultActor?.() ?? `cli:${process.env.USER ?? safeUserName()}@${hostname()}`
-    );
+    return this.options.defaultActor?.() ?? cliActor(process.env.USER);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -131,13 +130,5 @@ class OpsOverridesCheck implements OnModuleInit {
         `the host module built for the ops CLI does not apply the CLI's overrides: ${wrong.join('; ')}. Spread context.retry last into NotificationsRetryModule.forRoot() options`,
       );
     }
-  }
-}
-
-function safeUserName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
   }
 }
