@@ -1,7 +1,8 @@
 import { startNpmStart, type ChildHost } from './support/child-host';
 import { deadConnectionLines } from './support/dead-connection-lines';
 import { embeddedServerOf, type EmbeddedHostServer } from './support/embedded-host-server';
-import { isAlive, killGroup, waitUntil } from './support/processes';
+import { waitFor } from './support/deferred';
+import { isAlive, killGroup } from './support/processes';
 
 /**
  * Ctrl-C on the README's `npm start` (no DATABASE_URL: the embedded
@@ -33,7 +34,7 @@ describe('shutdown: Ctrl-C on npm start (npm → nest CLI → app, embedded Post
     killGroup(child.child.pid as number, 'SIGINT');
     await child.exited;
     // npm exits once the nest CLI has, which waits for the app; the group is empty after.
-    await waitUntil(() => !isAlive(-(child.child.pid as number)), 15_000, 'the npm group exited');
+    await waitFor(() => !isAlive(-(child.child.pid as number)), 15_000, 'the npm group exited');
 
     expect(deadConnectionLines(child)).toEqual([]);
     // Warnings of the stop, not of the demo's rows (they fail, retry and alert by design).

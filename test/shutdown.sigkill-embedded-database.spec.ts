@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildHost, type ChildHost } from './support/child-host';
 import { embeddedServerOf, type EmbeddedHostServer } from './support/embedded-host-server';
-import { isAlive, killGroup, waitUntil } from './support/processes';
+import { waitFor } from './support/deferred';
+import { isAlive, killGroup } from './support/processes';
 
 /**
  * The embedded PostgreSQL runs out of the app's process group (a Ctrl-C must
@@ -32,8 +33,8 @@ describe('shutdown: the host SIGKILLed with the embedded PostgreSQL', () => {
     expect(isAlive(-(host.child.pid as number))).toBe(false);
 
     const { pid, dataDirectory } = server;
-    await waitUntil(() => !isAlive(pid), 15_000, `postmaster ${pid} exited`);
-    await waitUntil(
+    await waitFor(() => !isAlive(pid), 15_000, `postmaster ${pid} exited`);
+    await waitFor(
       () => !existsSync(join(dataDirectory, 'PG_VERSION')),
       5_000,
       `${dataDirectory} deleted`,

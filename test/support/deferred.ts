@@ -10,12 +10,21 @@ export function deferred<T = void>(): Deferred<T> {
   return { promise, resolve };
 }
 
-/** Polls until `check` is true, or fails after `timeoutMs`. */
-export async function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+/** Polls until `check` is true, or fails after `timeoutMs` naming `what` (what was awaited). */
+export async function waitFor(
+  check: () => boolean,
+  timeoutMs = 5_000,
+  what?: string,
+): Promise<void> {
   const started = Date.now();
   while (!check()) {
-    if (Date.now() - started > timeoutMs)
-      throw new Error(`condition not met within ${timeoutMs} ms`);
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(
+        what === undefined
+          ? `condition not met within ${timeoutMs} ms`
+          : `not within ${timeoutMs} ms: ${what}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 5));
   }
 }

@@ -16,16 +16,3 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
-
-/** Resolves once `check` holds, polling; rejects with `what` after `timeoutMs`. */
-export async function waitUntil(
-  check: () => boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
