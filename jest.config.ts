@@ -20,6 +20,8 @@ const config: Config = {
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  // StrykerJS's sandbox copies (npm run mutate) are not part of the project.
+  modulePathIgnorePatterns: ['<rootDir>/.stryker-tmp/'],
   testTimeout: 60_000,
 };
 

@@ -14,6 +14,7 @@ import { insertChannel, insertNotification, minutesAgo } from './support/fixture
 import {
   addStream,
   consumeStream,
+  deleteStream,
   startNatsServer,
   type RunningNatsServer,
 } from './support/nats-server';
@@ -128,7 +129,7 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
   const unpublished = async (): Promise<number> =>
     (await outboxRows(ds)).filter((row) => !row.published_at && !row.parked_at).length;
 
-  it('publishes each event once: subject from the topic, outbox headers, Nats-Msg-Id = event id, published_at after the ack', async () => {
+  it('publishes each event once: subject from the topic, outbox headers, Nats-Msg-Id = event id', async () => {
     const ids = await insertOutboxEvents(
       ds,
       Array.from({ length: 30 }, () => ({ key: randomUUID() })),
@@ -152,6 +153,33 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     }
     expect(await metric(OutboxMetricName.published)).toBe(30);
     expect(await metric(OutboxMetricName.publishFailures)).toBe(0);
+  });
+
+  it('sets published_at only after the PubAck: while no stream stores the subject nothing is marked published, and each event goes out once the stream is back', async () => {
+    const { metric } = await startRelay();
+    // Verified at start; from now on a publish on the prefix is stored by no stream, so no PubAck comes.
+    await deleteStream(nats.url, stream);
+    const ids = await insertOutboxEvents(
+      ds,
+      Array.from({ length: 6 }, () => ({ key: randomUUID() })),
+    );
+
+    // Tried twice, or marked published (what a publisher that did not await the PubAck does at once).
+    await eventually('every event tried again after a refusal', async () => {
+      const rows = await outboxRows(ds);
+      return rows.every((row) => row.attempts >= 2 || row.published_at !== null);
+    });
+    const refused = await outboxRows(ds);
+    expect(refused.filter((row) => row.published_at !== null || row.parked_at !== null)).toEqual([]);
+    expect(refused.map((row) => row.last_error)).toEqual(ids.map(() => expect.stringMatching(/^nats/)));
+    expect(await metric(OutboxMetricName.published)).toBe(0);
+    expect(await metric(OutboxMetricName.publishFailures)).toBeGreaterThanOrEqual(6);
+
+    await addStream(nats.url, stream, [`${prefix}.>`]);
+    await eventually('published once the stream stores them', async () => (await unpublished()) === 0);
+    const messages = await consumeStream(nats.url, stream);
+    expect(messages.map((m) => m.msgId).sort()).toEqual([...ids].sort());
+    expect(await metric(OutboxMetricName.published)).toBe(6);
   });
 
   it('is woken by the cycle that wrote a final event: published long before the next poll', async () => {

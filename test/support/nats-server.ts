@@ -115,6 +115,13 @@ export async function addStream(
   });
 }
 
+/** Deletes a stream: the broker then answers a publish on its subjects with no PubAck. */
+export async function deleteStream(url: string, name: string): Promise<void> {
+  await withConnection(url, async (nc) => {
+    await (await nc.jetstreamManager()).streams.delete(name);
+  });
+}
+
 /** The stream as the broker has it (config and state). */
 export async function streamInfo(url: string, name: string): Promise<StreamInfo> {
   return withConnection(url, async (nc) => (await nc.jetstreamManager()).streams.info(name));
