@@ -22,22 +22,30 @@ describe('drain mode claims ahead (real PostgreSQL)', () => {
         }),
       );
     }
+    // The first row answers at once, the second only after 800 ms: a worker that claims ahead
+    // starts the third in the first one's slot while the second is still at its provider.
+    const timeline: string[] = [];
     let inFlight = 0;
     let peak = 0;
     app.provider.respondWith(async (message) => {
+      const row = ids.indexOf(message.id);
+      timeline.push(`start ${row}`);
       peak = Math.max(peak, ++inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      await new Promise((resolve) => setTimeout(resolve, row === 1 ? 800 : 20));
       inFlight--;
+      timeline.push(`end ${row}`);
       return { providerMessageId: `p-${message.id}` };
     });
 
     const report = completed(await app.cycles.runCycle());
 
-    // A row in flight is claimed (out of the due range) when the next claim runs.
     expect(report).toMatchObject({
       stopReason: 'no-more-due',
       counts: { processed: 6, skipped: 0 },
     });
+    // Rows 2..5 went through the free slot before the slow row came back.
+    expect(timeline.indexOf('start 5')).toBeLessThan(timeline.indexOf('end 1'));
+    // A row in flight is claimed (out of the due range) when the next claim runs.
     expect(new Set(app.provider.calls.map((c) => c.message.id))).toEqual(new Set(ids));
     expect(app.provider.calls).toHaveLength(6);
     expect(peak).toBe(2);
