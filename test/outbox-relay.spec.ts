@@ -170,13 +170,20 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
       return rows.every((row) => row.attempts >= 2 || row.published_at !== null);
     });
     const refused = await outboxRows(ds);
-    expect(refused.filter((row) => row.published_at !== null || row.parked_at !== null)).toEqual([]);
-    expect(refused.map((row) => row.last_error)).toEqual(ids.map(() => expect.stringMatching(/^nats/)));
+    expect(refused.filter((row) => row.published_at !== null || row.parked_at !== null)).toEqual(
+      [],
+    );
+    expect(refused.map((row) => row.last_error)).toEqual(
+      ids.map(() => expect.stringMatching(/^nats/)),
+    );
     expect(await metric(OutboxMetricName.published)).toBe(0);
     expect(await metric(OutboxMetricName.publishFailures)).toBeGreaterThanOrEqual(6);
 
     await addStream(nats.url, stream, [`${prefix}.>`]);
-    await eventually('published once the stream stores them', async () => (await unpublished()) === 0);
+    await eventually(
+      'published once the stream stores them',
+      async () => (await unpublished()) === 0,
+    );
     const messages = await consumeStream(nats.url, stream);
     expect(messages.map((m) => m.msgId).sort()).toEqual([...ids].sort());
     expect(await metric(OutboxMetricName.published)).toBe(6);

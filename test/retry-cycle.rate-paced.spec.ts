@@ -79,13 +79,21 @@ describe('rate-paced claims (real PostgreSQL)', () => {
 
       const report = completed(await t.app.cycles.runCycle());
 
-      // 50/s for 2 s: about 100 calls, each at least 20 ms after the one before.
+      // 50/s for 2 s: about 100 calls, at most 55 in any second (a call whose timer fired late on
+      // a loaded machine comes closer to the next one than its 20 ms slot; it never adds a call).
       const starts = t.app.provider.calls.map((call) => call.startedAt);
       expect(starts.length).toBeGreaterThanOrEqual(80);
       expect(starts.length).toBeLessThanOrEqual(101);
-      for (let i = 1; i < starts.length; i++) expect(starts[i] - starts[i - 1]).toBeGreaterThan(19);
-      // At most the row of the last slot before the deadline, if the deadline came first.
-      expect(report.counts.skipped).toBeLessThanOrEqual(1);
+      const tooDense = starts.filter(
+        (start, i) => i + 55 < starts.length && starts[i + 55] - start < 1_000,
+      );
+      expect(tooDense).toEqual([]);
+      // Claimed only as far ahead as the pace allows: what goes back is what the deadline caught
+      // still waiting for its slot (none on an idle machine; a loaded one starts calls late), at
+      // most one horizon (1 s at 50/s), never a claim that lapsed in the queue.
+      const handedBack = t.app.logs.events('claims-released');
+      expect(handedBack.map((line) => line.reason)).toEqual(handedBack.map(() => 'deadline'));
+      expect(report.counts.skipped).toBeLessThanOrEqual(50);
       // A claim every half horizon (500 ms) or so: a handful, not one per call.
       expect(report.timings.claim.count).toBeLessThanOrEqual(10);
     });
