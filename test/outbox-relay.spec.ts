@@ -173,9 +173,8 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
     expect(refused.filter((row) => row.published_at !== null || row.parked_at !== null)).toEqual(
       [],
     );
-    expect(refused.map((row) => row.last_error)).toEqual(
-      ids.map(() => expect.stringMatching(/^nats/)),
-    );
+    for (const row of refused) expect(row.last_error).toMatch(/^nats/);
+    expect(refused).toHaveLength(ids.length);
     expect(await metric(OutboxMetricName.published)).toBe(0);
     expect(await metric(OutboxMetricName.publishFailures)).toBeGreaterThanOrEqual(6);
 

@@ -9,12 +9,12 @@ export type {
   PreparedStatementsOption,
   ResolvedNotificationsRetryOptions,
 } from './options/notifications-retry-options';
-export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './notifications-retry.module-definition';
+export { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './options/resolved-options.token';
 
 export { RetryCycleService, type RunCycleOptions } from './cycle/retry-cycle.service';
 export type { LeaseAtStop, RetryWorkerStopReport } from './cycle/worker-stop-report';
-export type { RetryWorkerHealth } from './observability/retry-worker-health';
-export { RetryWorkerHealthIndicator } from './observability/retry-worker.health-indicator';
+export type { RetryWorkerHealth } from './health/retry-worker-health';
+export { RetryWorkerHealthIndicator } from './health/retry-worker.health-indicator';
 export { RetryMetricName } from './observability/metric-names';
 export type {
   CycleReport,
@@ -25,7 +25,7 @@ export type {
   CycleStopReason,
   ExcludedChannel,
   ChannelExclusionReason,
-} from './cycle/cycle-report';
+} from './vocabulary/cycle-report';
 
 export {
   ProviderAdapter,
@@ -62,7 +62,7 @@ export {
   type NotificationDispatchedEvent,
   type NotificationDispatchedHeaders,
 } from './outbox/notification-dispatched-event';
-export { NotificationStatus } from './notifications/notification-status';
+export { NotificationStatus } from './vocabulary/notification-status';
 
 export { NotificationsOutboxRelay } from './outbox/notifications-outbox.relay';
 export type { OutboxRelayPass } from './outbox/outbox-relay-pass';
@@ -71,7 +71,10 @@ export { OutboxWakeUp } from './outbox/outbox-wake-up';
 export { OutboxPublisher, type OutboxPublishContext } from './outbox/outbox-publisher';
 export type { OutboxEvent } from './outbox/outbox-event';
 export type { OutboxPublishOutcome, OutboxPublishStatus } from './outbox/outbox-publish-outcome';
-export type { OutboxRelayOptions, ResolvedOutboxRelayOptions } from './outbox/outbox-relay-options';
+export type {
+  OutboxRelayOptions,
+  ResolvedOutboxRelayOptions,
+} from './options/outbox-relay-options';
 export { OutboxMetricName } from './outbox/outbox-metric-names';
 export { NatsJetStreamOutboxPublisher } from './outbox/nats/nats-jetstream-outbox-publisher';
 export type { NatsJetStreamPublisherOptions } from './outbox/nats/nats-jetstream-publisher-options';

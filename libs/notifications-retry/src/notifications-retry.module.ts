@@ -25,15 +25,15 @@ import { PostgresDistributedLock } from './locking/postgres-distributed-lock';
 import {
   ConfigurableNotificationsRetryModule,
   NOTIFICATIONS_RETRY_MODULE_OPTIONS,
-  RESOLVED_NOTIFICATIONS_RETRY_OPTIONS,
 } from './notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from './options/resolved-options.token';
 import type {
   NotificationsRetryModuleOptions,
   ResolvedNotificationsRetryOptions,
 } from './options/notifications-retry-options';
 import { resolveOptions } from './options/resolve-options';
 import { RetryMetrics } from './observability/retry-metrics';
-import { RetryWorkerHealthIndicator } from './observability/retry-worker.health-indicator';
+import { RetryWorkerHealthIndicator } from './health/retry-worker.health-indicator';
 import { NotificationsOutboxRelay } from './outbox/notifications-outbox.relay';
 import { OutboxRelayMetrics } from './outbox/outbox-relay-metrics';
 import { OutboxRelayRepository } from './outbox/outbox-relay.repository';

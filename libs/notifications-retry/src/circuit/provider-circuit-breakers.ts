@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import CircuitBreaker from 'opossum';
-import type { AttemptOutcome } from '../cycle/attempt-outcome';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import type { AttemptOutcome } from '../vocabulary/attempt-outcome';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import type { CircuitState } from './circuit-state';
 

@@ -5,7 +5,7 @@ import type { OutgoingNotification, ProviderAdapter } from '../providers/provide
 import { isPlainErrorCode } from '../privacy/redact-stored-error';
 import { containsPersonalData } from '../privacy/contains-personal-data';
 import { redactPersonalData } from '../privacy/redact-personal-data';
-import type { AttemptOutcome } from './attempt-outcome';
+import type { AttemptOutcome } from '../vocabulary/attempt-outcome';
 
 /** The adapter did not answer within the channel timeout: its signal has fired. */
 class ProviderTimeout extends Error {}

@@ -1,9 +1,9 @@
-import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import type { ChannelRowCount } from './row-counts';
-import type { ChannelExclusionReason, ExcludedChannel, MisconfiguredChannel } from './cycle-report';
-
-/** Room after the slowest possible call for its outcome write inside the lease. */
-export const LEASE_SAFETY_MARGIN_MS = 5_000;
+import type {
+  ChannelExclusionReason,
+  ExcludedChannel,
+  MisconfiguredChannel,
+} from '../vocabulary/cycle-report';
 
 /**
  * Reasons that are a mistake in the deployment or the catalog, not a decision:
@@ -26,13 +26,6 @@ export const EXCLUSION_REASONS: readonly ChannelExclusionReason[] = [
   'circuit-open',
   'timeout-exceeds-lease',
 ];
-
-/** The longest channel timeout a cycle can take: a call started at the deadline, with its margin, ends inside the lease. */
-export function leaseAllowanceMs(options: ResolvedNotificationsRetryOptions): number {
-  return (
-    options.lockTtlMs - options.maxCycleDurationMs - options.settleMarginMs - LEASE_SAFETY_MARGIN_MS
-  );
-}
 
 /** How many channels a summary log line names; the rest are only counted. */
 const SAMPLE_SIZE = 20;

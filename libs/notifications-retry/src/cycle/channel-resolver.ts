@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog';
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { ChannelPauses } from '../operations/channel-pauses';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
-import { leaseAllowanceMs } from './channel-exclusions';
-import type { ChannelExclusionReason } from './cycle-report';
+import { leaseAllowanceMs } from '../options/lease-allowance';
+import type { ChannelExclusionReason } from '../vocabulary/cycle-report';
 import type { EligibleChannel } from './cycle-state';
 
 /** The channels of one cycle: those it claims from, and those it leaves out and why. */

@@ -1,4 +1,4 @@
-import type { NotificationStatus } from '../notifications/notification-status';
+import type { NotificationStatus } from '../vocabulary/notification-status';
 import type { OutgoingNotification } from '../providers/provider-adapter';
 
 /**

@@ -3,7 +3,7 @@ import type { ChannelConfig } from '../channels/channel-config';
 import { LeaseLostError } from '../errors/lease-lost.error';
 import type { Lease } from '../locking/lease';
 import type { ProviderAdapter } from '../providers/provider-adapter';
-import type { CycleCounts, CycleStopReason } from './cycle-report';
+import type { CycleCounts, CycleStopReason } from '../vocabulary/cycle-report';
 import type { LeaseLossCause } from './lease-loss';
 import type { OutcomeWriter } from './outcome-writer';
 import { TimingTally } from './timing-tally';

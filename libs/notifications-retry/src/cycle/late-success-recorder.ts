@@ -2,8 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../clock/clock';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
-import { NotificationStatus } from '../notifications/notification-status';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
+import { NotificationStatus } from '../vocabulary/notification-status';
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
@@ -21,7 +21,7 @@ import { retryPassingErrors } from '../persistence/retry-passing-errors';
 import type { LateSuccess } from './attempt-delivery';
 import type { ClaimedRow } from './claimed-row';
 import type { EligibleChannel } from './cycle-state';
-import { errorText } from './error-text';
+import { errorText } from '../vocabulary/error-text';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
 
 /** One late success to record: the call's row as claimed, and the cycle that made the call. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 

@@ -8,9 +8,9 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
-import { errorText } from './error-text';
+import { errorText } from '../vocabulary/error-text';
 import { isConnectionLost, sqlState } from '../persistence/database-error-kind';
 import { RetryCycleService } from './retry-cycle.service';
 

@@ -19,13 +19,10 @@ import { MissingProviderAdapterError } from '../errors/missing-provider-adapter.
 import { DistributedLock } from '../locking/distributed-lock';
 import { LastCompletedCycleRead } from '../locking/last-completed-cycle-read';
 import type { Lease } from '../locking/lease';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RetryMetrics } from '../observability/retry-metrics';
-import {
-  judgeRetryWorkerHealth,
-  type RetryWorkerHealth,
-} from '../observability/retry-worker-health';
+import { judgeRetryWorkerHealth, type RetryWorkerHealth } from '../health/retry-worker-health';
 import { OutboxWakeUp } from '../outbox/outbox-wake-up';
 import { OutboxWriter } from '../outbox/outbox.writer';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
@@ -34,7 +31,8 @@ import { isPassingDatabaseError } from '../persistence/database-error-kind';
 import { passingErrorDelayMs } from '../persistence/retry-passing-errors';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { ChannelPacer, spacingMs } from './channel-pacer';
-import { channelExclusions, leaseAllowanceMs } from './channel-exclusions';
+import { leaseAllowanceMs } from '../options/lease-allowance';
+import { channelExclusions } from './channel-exclusions';
 import { ChannelResolver, type ResolvedChannels } from './channel-resolver';
 import { ClaimRelease } from './claim-release';
 import type { ClaimedRow } from './claimed-row';
@@ -44,7 +42,7 @@ import type {
   CycleStopReason,
   ExcludedChannel,
   MisconfiguredChannel,
-} from './cycle-report';
+} from '../vocabulary/cycle-report';
 import { CycleReporter } from './cycle-reporter';
 import { CycleState, type EligibleChannel } from './cycle-state';
 import { DispatchQueue } from './dispatch-queue';

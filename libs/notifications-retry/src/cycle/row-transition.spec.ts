@@ -1,6 +1,6 @@
 import type { ChannelConfig } from '../channels/channel-config';
-import { NotificationStatus } from '../notifications/notification-status';
-import type { AttemptOutcome } from './attempt-outcome';
+import { NotificationStatus } from '../vocabulary/notification-status';
+import type { AttemptOutcome } from '../vocabulary/attempt-outcome';
 import {
   decideTransition,
   isAllowedTransition,

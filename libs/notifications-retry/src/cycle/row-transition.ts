@@ -1,7 +1,8 @@
 import { backoffDelayMs } from '../channels/retry-backoff';
 import type { ChannelConfig } from '../channels/channel-config';
-import { NotificationStatus } from '../notifications/notification-status';
-import type { AttemptOutcome } from './attempt-outcome';
+import { NotificationStatus } from '../vocabulary/notification-status';
+import type { AttemptOutcome } from '../vocabulary/attempt-outcome';
+import type { ItemResult } from '../vocabulary/item-result';
 
 /** The claimed row's state that a transition depends on. */
 export interface ClaimedRowState {
@@ -10,8 +11,6 @@ export interface ClaimedRowState {
   readonly nextAttemptAt: Date | null;
   readonly scheduledAt: Date | null;
 }
-
-export type ItemResult = 'sent' | 'retried' | 'terminal' | 'deferred';
 
 /** The new values of the row, and the event to emit with them. */
 export interface RowTransition {

@@ -1,4 +1,4 @@
-import type { StatementTimings } from './cycle-report';
+import type { StatementTimings } from '../vocabulary/cycle-report';
 
 /** Adds up how long one kind of statement took over a cycle. */
 export class TimingTally {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { sqlState } from '../persistence/database-error-kind';
 import type { CompletedCycleRecord } from './completed-cycle-record';

@@ -9,9 +9,9 @@ import {
   type Registry,
 } from 'prom-client';
 import type { CircuitState } from '../circuit/circuit-state';
-import type { ChannelExclusionReason } from '../cycle/cycle-report';
-import type { ItemResult } from '../cycle/row-transition';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import type { ChannelExclusionReason } from '../vocabulary/cycle-report';
+import type { ItemResult } from '../vocabulary/item-result';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { BoundedLabelValues, OVERFLOW_LABEL_VALUE } from './bounded-label-values';
 import { RetryMetricName as M } from './metric-names';

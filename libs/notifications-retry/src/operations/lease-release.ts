@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InvalidOperationInputError } from '../errors/invalid-operation-input.error';
 import { OperationRefusedError } from '../errors/operation-refused.error';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { validateOperatorContext, type OperatorContext } from './operator-context';

@@ -10,7 +10,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { ModuleRef, NestFactory } from '@nestjs/core';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import {
   NOTIFICATIONS_RETRY_OPS_OPTIONS,

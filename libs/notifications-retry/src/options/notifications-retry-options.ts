@@ -1,8 +1,5 @@
 import type { Registry } from 'prom-client';
-import type {
-  OutboxRelayOptions,
-  ResolvedOutboxRelayOptions,
-} from '../outbox/outbox-relay-options';
+import type { OutboxRelayOptions, ResolvedOutboxRelayOptions } from './outbox-relay-options';
 
 /** What a host passes to `NotificationsRetryModule.forRoot()` / `forRootAsync()`. */
 export interface NotificationsRetryModuleOptions {

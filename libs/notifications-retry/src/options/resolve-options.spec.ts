@@ -4,7 +4,7 @@ import { register } from 'prom-client';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import { NotificationsRetryError } from '../errors/notifications-retry.error';
 import type { NotificationsRetryModuleOptions } from './notifications-retry-options';
-import { resolveOutboxRelayOptions } from '../outbox/resolve-outbox-relay-options';
+import { resolveOutboxRelayOptions } from './resolve-outbox-relay-options';
 import { DEFAULT_LOCK_KEY, resolveOptions } from './resolve-options';
 
 /** Calls resolveOptions and returns what it threw; fails the test if it did not throw. */

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { CronTime, validateCronExpression } from 'cron';
 import { register, type Registry } from 'prom-client';
-import { LEASE_SAFETY_MARGIN_MS } from '../cycle/channel-exclusions';
+import { LEASE_SAFETY_MARGIN_MS } from './lease-allowance';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
-import { resolveOutboxRelayOptions } from '../outbox/resolve-outbox-relay-options';
+import { resolveOutboxRelayOptions } from './resolve-outbox-relay-options';
 import type {
   CircuitBreakerOptions,
   NotificationsRetryModuleOptions,

@@ -9,9 +9,9 @@ import {
   type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common';
-import { errorText } from '../cycle/error-text';
+import { errorText } from '../vocabulary/error-text';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import type { OutboxEvent } from './outbox-event';
 import type { OutboxPublishOutcome } from './outbox-publish-outcome';

@@ -5,8 +5,8 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { errorText } from '../cycle/error-text';
-import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../notifications-retry.module-definition';
+import { errorText } from '../vocabulary/error-text';
+import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { OutboxRelayMetrics } from './outbox-relay-metrics';
 import { OutboxRelayRepository } from './outbox-relay.repository';

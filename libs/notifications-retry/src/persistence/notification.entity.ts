@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { NotificationStatus } from '../notifications/notification-status';
+import type { NotificationStatus } from '../vocabulary/notification-status';
 
 /**
  * `notifications`: written by the dispatcher, advanced by this worker. Column

@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
-import { errorText } from '../cycle/error-text';
+import { errorText } from '../vocabulary/error-text';
 import { RetryMetrics } from '../observability/retry-metrics';
 import { InjectNotificationsRetryDataSource } from './notifications-retry-data-source';
 

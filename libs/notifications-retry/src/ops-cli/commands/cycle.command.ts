@@ -1,6 +1,6 @@
 import { Command, CommandRunner, Option, SubCommand } from 'nest-commander';
 import { RetryCycleService } from '../../cycle/retry-cycle.service';
-import type { CycleReport } from '../../cycle/cycle-report';
+import type { CycleReport } from '../../vocabulary/cycle-report';
 import { OpsArgumentError } from '../ops-argument.error';
 import { OpsExitCode } from '../ops-exit-code';
 import { OpsOutput } from '../ops-output';

@@ -9,7 +9,7 @@ import {
   type NatsConnection,
   type StreamInfo,
 } from 'nats';
-import { errorText } from '../../cycle/error-text';
+import { errorText } from '../../vocabulary/error-text';
 import { InvalidOutboxPublisherOptionsError } from '../../errors/invalid-outbox-publisher-options.error';
 import { NOTIFICATION_DISPATCHED_TOPIC } from '../notification-dispatched-event';
 import {

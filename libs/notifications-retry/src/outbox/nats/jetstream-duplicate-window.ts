@@ -1,4 +1,4 @@
-import type { ResolvedOutboxRelayOptions } from '../outbox-relay-options';
+import type { ResolvedOutboxRelayOptions } from '../../options/outbox-relay-options';
 
 /** JetStream's own default `duplicate_window`; a stream this library creates never gets less. */
 export const JETSTREAM_DEFAULT_DUPLICATE_WINDOW_MS = 120_000;

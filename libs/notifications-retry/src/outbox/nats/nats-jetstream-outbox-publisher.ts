@@ -8,7 +8,7 @@ import {
   type JetStreamClient,
   type NatsConnection,
 } from 'nats';
-import { errorText } from '../../cycle/error-text';
+import { errorText } from '../../vocabulary/error-text';
 import { NOTIFICATION_DISPATCHED_TOPIC } from '../notification-dispatched-event';
 import type { OutboxEvent } from '../outbox-event';
 import type { OutboxPublishOutcome } from '../outbox-publish-outcome';

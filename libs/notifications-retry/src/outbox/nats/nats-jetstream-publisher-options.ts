@@ -1,4 +1,4 @@
-import type { OutboxRelayOptions } from '../outbox-relay-options';
+import type { OutboxRelayOptions } from '../../options/outbox-relay-options';
 
 /** Options of the built-in `NatsJetStreamOutboxPublisher`. */
 export interface NatsJetStreamPublisherOptions {

@@ -1,6 +1,6 @@
 import { InvalidOutboxPublisherOptionsError } from '../../errors/invalid-outbox-publisher-options.error';
 import { describeValue } from '../../errors/describe-value';
-import { resolveOutboxRelayOptions } from '../resolve-outbox-relay-options';
+import { resolveOutboxRelayOptions } from '../../options/resolve-outbox-relay-options';
 import {
   requiredDuplicateWindowMs,
   type DuplicateWindowInputs,

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { NotificationStatus } from '../../notifications/notification-status';
+import { NotificationStatus } from '../../vocabulary/notification-status';
 import { NotificationOutboxEntity } from '../notification-outbox.entity';
 import { NotificationEntity } from '../notification.entity';
 import { entitySql } from './entity-sql';

@@ -1,5 +1,5 @@
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
-import { resolveOptions } from '../options/resolve-options';
+import { resolveOptions } from './resolve-options';
 import { resolveOutboxRelayOptions } from './resolve-outbox-relay-options';
 
 describe('resolveOutboxRelayOptions', () => {

@@ -1,4 +1,4 @@
-import type { MisconfiguredChannel } from '../cycle/cycle-report';
+import type { MisconfiguredChannel } from '../vocabulary/cycle-report';
 import type { CompletedCycleReading } from '../locking/last-completed-cycle-read';
 
 /** How the worker stands, for /health and operators. No personal data. */
