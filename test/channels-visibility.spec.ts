@@ -78,7 +78,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     const report = completed(await app.cycles.runCycle());
 
     expect(report.counts.sent).toBe(1);
-    const health = await app.cycles.health();
+    const health = await app.workerHealth.health();
     expect(health.healthy).toBe(true);
     expect(health.misconfiguredChannels).toEqual([
       { channel: 'orphan', reason: 'no-provider-adapter' },
@@ -125,7 +125,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
 
     for (let cycle = 0; cycle < 3; cycle++) completed(await app.cycles.runCycle());
 
-    expect((await app.cycles.health()).misconfiguredChannels).toEqual([
+    expect((await app.workerHealth.health()).misconfiguredChannels).toEqual([
       { channel: 'typo', reason: 'not-configured' },
     ]);
     expect(await excludedChannelsGauge('not-configured')).toBe(1);
@@ -138,7 +138,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     await app.reset();
     await insertChannel(ds, { key: 'orphan', providerKey: 'nobody-serves-this' });
     completed(await app.cycles.runCycle());
-    expect((await app.cycles.health()).misconfiguredChannels).toHaveLength(1);
+    expect((await app.workerHealth.health()).misconfiguredChannels).toHaveLength(1);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(1);
 
     // Another instance holds the lease now.
@@ -149,7 +149,7 @@ describe('channel exclusions you can see (real PostgreSQL)', () => {
     const skipped = await app.cycles.runCycle();
 
     expect(skipped).toMatchObject({ status: 'skipped', skipReason: 'lease-held' });
-    expect((await app.cycles.health()).misconfiguredChannels).toEqual([]);
+    expect((await app.workerHealth.health()).misconfiguredChannels).toEqual([]);
     expect(await excludedChannelsGauge('no-provider-adapter')).toBe(0);
   });
 

@@ -84,7 +84,7 @@ describe('observability: /health of the host app', () => {
 
   it('judges staleness by the schedule: the longest gap of the cron times healthStaleMultiple', async () => {
     expect(options.scheduleIntervalMs).toBe(LEAP_YEAR_MS);
-    expect((await host.cycles.health()).staleAfterMs).toBe(2 * LEAP_YEAR_MS);
+    expect((await host.workerHealth.health()).staleAfterMs).toBe(2 * LEAP_YEAR_MS);
   });
 
   it('answers 200 with the database and the worker up on a fresh instance, before any cycle', async () => {
@@ -141,7 +141,7 @@ describe('observability: /health of the host app', () => {
       const before = Date.now();
       const report = completed(await host.cycles.runCycle());
       expect(report.counts).toMatchObject({ sent: 1, retried: 2 });
-      lastCycleAt = (await host.cycles.health()).lastCycleAt!;
+      lastCycleAt = (await host.workerHealth.health()).lastCycleAt!;
       expect(lastCycleAt.getTime()).toBeGreaterThanOrEqual(before);
       expect(lastCycleAt.getTime()).toBeLessThanOrEqual(Date.now());
       recorded = await lastCompletedFromSql();

@@ -108,7 +108,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
     // Every instance up again before the next test: a completed cycle recorded recently.
     await until(
       async () =>
-        ((await a.cycles.health()).healthy && (await b.cycles.health()).healthy) || undefined,
+        ((await a.workerHealth.health()).healthy && (await b.workerHealth.health()).healthy) || undefined,
       10_000,
     );
   });
@@ -125,7 +125,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
     const stored = await record();
 
     for (const app of [a, b]) {
-      const health = await app.cycles.health();
+      const health = await app.workerHealth.health();
       expect(health).toMatchObject({ healthy: true, enabled: true, staleAfterMs: STALE_AFTER_MS });
       expect(health).not.toHaveProperty('reason');
       expect(['instance-a', 'instance-b']).toContain(health.lastCompletedBy);
@@ -147,7 +147,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
 
       const down = await until(async () => {
         const started = Date.now();
-        const views = await Promise.all([a.cycles.health(), b.cycles.health()]);
+        const views = await Promise.all([a.workerHealth.health(), b.workerHealth.health()]);
         // A plain read: the lock the stuck session holds never makes health wait.
         expect(Date.now() - started).toBeLessThan(1_500);
         return views.every((view) => !view.healthy) ? views : undefined;
@@ -187,7 +187,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
     await ghostTakesLease();
 
     const down = await until(async () => {
-      const views = await Promise.all([a.cycles.health(), b.cycles.health()]);
+      const views = await Promise.all([a.workerHealth.health(), b.workerHealth.health()]);
       return views.every((view) => !view.healthy) ? views : undefined;
     }, 15_000);
 
@@ -206,10 +206,10 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
 
   it('gives a fresh instance staleAfterMs from its start, then reports it down like the others', async () => {
     await ghostTakesLease();
-    await until(async () => ((await a.cycles.health()).healthy ? undefined : true), 15_000);
+    await until(async () => ((await a.workerHealth.health()).healthy ? undefined : true), 15_000);
 
     const fresh = await startInstance('instance-c');
-    const atStart = await fresh.cycles.health();
+    const atStart = await fresh.workerHealth.health();
     expect(atStart).toMatchObject({
       healthy: true,
       lastCompletedBy: expect.stringMatching(/^instance-[ab]$/),
@@ -217,7 +217,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
     expect(atStart).not.toHaveProperty('reason');
 
     const later = await until(async () => {
-      const view = await fresh.cycles.health();
+      const view = await fresh.workerHealth.health();
       return view.healthy ? undefined : view;
     }, 15_000);
     expect(later.reason).toMatch(
@@ -234,7 +234,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
     );
     const stored = await record();
 
-    const health: RetryWorkerHealth = await off.cycles.health();
+    const health: RetryWorkerHealth = await off.workerHealth.health();
 
     expect(health).toEqual({
       healthy: true,
@@ -260,7 +260,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
       await locker.query('LOCK TABLE distributed_locks IN ACCESS EXCLUSIVE MODE');
 
       const started = Date.now();
-      const views = await Promise.all([a.cycles.health(), a.cycles.health(), a.cycles.health()]);
+      const views = await Promise.all([a.workerHealth.health(), a.workerHealth.health(), a.workerHealth.health()]);
 
       expect(Date.now() - started).toBeLessThan(1_500);
       for (const view of views) {

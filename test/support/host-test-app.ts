@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { Logger } from 'nestjs-pino';
 import type pino from 'pino';
 import { DataSource } from 'typeorm';
-import { RetryCycleService } from '@pin/notifications-retry';
+import { RetryCycleService, RetryWorkerHealthService } from '@pin/notifications-retry';
 import type { AdminModuleOptions } from '../../apps/pin-notifications/src/admin/admin-settings';
 import { AppModule } from '../../apps/pin-notifications/src/app.module';
 import type {
@@ -33,6 +33,8 @@ export interface HostTestApp {
   readonly baseUrl: string;
   readonly dataSource: DataSource;
   readonly cycles: RetryCycleService;
+  /** The worker's verdict, as /health reads it. */
+  readonly workerHealth: RetryWorkerHealthService;
   /** Every raw line the root logger wrote, exactly as it would reach stdout. */
   readonly logLines: string[];
   /** The raw lines parsed as JSON (each must be one JSON object). */
@@ -73,6 +75,7 @@ export async function startHostApp(options: HostTestAppOptions): Promise<HostTes
     baseUrl,
     dataSource: app.get(DataSource),
     cycles: app.get(RetryCycleService),
+    workerHealth: app.get(RetryWorkerHealthService),
     logLines,
     logEntries: () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>),
     close: () => app.close(),

@@ -10,6 +10,7 @@ import {
   NotificationsRetryModule,
   RandomSource,
   RetryCycleService,
+  RetryWorkerHealthService,
   type NotificationsRetryExtensions,
   type NotificationsRetryModuleOptions,
   type TerminalFailureAlert,
@@ -46,6 +47,8 @@ export interface RetryTestAppOptions {
 export interface RetryTestApp {
   readonly module: TestingModule;
   readonly cycles: RetryCycleService;
+  /** The worker's verdict, as /health reads it. */
+  readonly workerHealth: RetryWorkerHealthService;
   readonly dataSource: DataSource;
   /** The test's clock; with `clock: 'database'` a FakeClock the app does not use. */
   readonly clock: FakeClock;
@@ -108,6 +111,7 @@ export async function createRetryTestApp(config: RetryTestAppOptions): Promise<R
   return {
     module,
     cycles: module.get(RetryCycleService),
+    workerHealth: module.get(RetryWorkerHealthService),
     dataSource,
     clock,
     random,

@@ -15,6 +15,7 @@ export { RetryCycleService, type RunCycleOptions } from './cycle/retry-cycle.ser
 export type { LeaseAtStop, RetryWorkerStopReport } from './cycle/worker-stop-report';
 export type { RetryWorkerHealth } from './health/retry-worker-health';
 export { RetryWorkerHealthIndicator } from './health/retry-worker.health-indicator';
+export { RetryWorkerHealthService } from './health/retry-worker-health.service';
 export { RetryMetricName } from './observability/metric-names';
 export type {
   CycleReport,

@@ -9,7 +9,15 @@ import { Clock, DatabaseClock } from './clock/clock';
 import { MathRandomSource, RandomSource } from './clock/random-source';
 import { RetryCycleScheduler } from './cycle/retry-cycle.scheduler';
 import { ChannelPacer } from './cycle/channel-pacer';
+import { CatalogStartCheck } from './cycle/catalog-start-check';
+import { ClaimPlanner } from './cycle/claim-planner';
+import { CycleLease } from './cycle/cycle-lease';
+import { CycleReports } from './cycle/cycle-reports';
+import { CycleStarter } from './cycle/cycle-starter';
 import { RetryCycleService } from './cycle/retry-cycle.service';
+import { RetryWorkerState } from './cycle/retry-worker-state';
+import { RowCensus } from './cycle/row-census';
+import { RowRunner } from './cycle/row-runner';
 import { LateSuccessRecorder } from './cycle/late-success-recorder';
 import { ProviderCallsInFlight } from './cycle/provider-calls-in-flight';
 import { ChannelResolver } from './cycle/channel-resolver';
@@ -33,6 +41,8 @@ import type {
 } from './options/notifications-retry-options';
 import { resolveOptions } from './options/resolve-options';
 import { RetryMetrics } from './observability/retry-metrics';
+import { CircuitStateMetrics } from './observability/circuit-state-metrics';
+import { RetryWorkerHealthService } from './health/retry-worker-health.service';
 import { RetryWorkerHealthIndicator } from './health/retry-worker.health-indicator';
 import { NotificationsOutboxRelay } from './outbox/notifications-outbox.relay';
 import { OutboxRelayMetrics } from './outbox/outbox-relay-metrics';
@@ -41,6 +51,7 @@ import { OutboxRetention } from './outbox/outbox-retention';
 import { OutboxWakeUp } from './outbox/outbox-wake-up';
 import { OutboxWriter } from './outbox/outbox.writer';
 import { SqlRunner } from './persistence/sql-runner';
+import { ConnectionPoolBudget } from './persistence/connection-pool-budget';
 import { PgClientErrorGuard } from './persistence/pg-client-error-guard';
 import { PreparedStatementMode } from './persistence/prepared-statement-mode';
 import { InAppProviderAdapter } from './providers/built-in/in-app.provider-adapter';
@@ -90,6 +101,7 @@ const OPERATIONS = [
     ProviderAdapterRegistry,
     ProviderCircuitBreakers,
     RetryMetrics,
+    CircuitStateMetrics,
     PgClientErrorGuard,
     SqlRunner,
     PreparedStatementMode,
@@ -115,8 +127,18 @@ const OPERATIONS = [
     ClaimRelease,
     RowCounts,
     CycleReporter,
+    ConnectionPoolBudget,
+    RetryWorkerState,
+    CycleLease,
+    CycleStarter,
+    CycleReports,
+    ClaimPlanner,
+    RowRunner,
+    RowCensus,
+    CatalogStartCheck,
     RetryCycleService,
     RetryCycleScheduler,
+    RetryWorkerHealthService,
     RetryWorkerHealthIndicator,
     InAppProviderAdapter,
     EmailStubProviderAdapter,
@@ -127,6 +149,7 @@ const OPERATIONS = [
   exports: [
     ...OPERATIONS,
     RetryCycleService,
+    RetryWorkerHealthService,
     RetryWorkerHealthIndicator,
     ProviderCircuitBreakers,
     NotificationsOutboxRelay,

@@ -12,6 +12,7 @@ import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-option
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { errorText } from '../vocabulary/error-text';
 import { isConnectionLost, sqlState } from '../persistence/database-error-kind';
+import { CatalogStartCheck } from './catalog-start-check';
 import { RetryCycleService } from './retry-cycle.service';
 
 export const RETRY_CYCLE_JOB_NAME = 'notifications-retry-cycle';
@@ -31,6 +32,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
     private readonly cycles: RetryCycleService,
+    private readonly catalogCheck: CatalogStartCheck,
     @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
 
@@ -40,7 +42,7 @@ export class RetryCycleScheduler implements OnApplicationBootstrap, BeforeApplic
       return;
     }
     // Only where the worker runs: instances that merely import the module must not fail on a table row.
-    await this.cycles.checkCatalogAtStart();
+    await this.catalogCheck.run();
     this.job = CronJob.from({
       cronTime: this.options.cron,
       timeZone: 'UTC',

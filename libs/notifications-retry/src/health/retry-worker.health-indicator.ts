@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { RetryCycleService } from '../cycle/retry-cycle.service';
+import { RetryWorkerHealthService } from './retry-worker-health.service';
 
 /**
- * Terminus view of the worker's verdict (RetryCycleService.health()): down
+ * Terminus view of the worker's verdict (RetryWorkerHealthService): down
  * when no instance has completed a cycle within `healthStaleMultiple`
  * schedule intervals, as the lease row in the database records it, whatever
  * this instance's own ticks say, and down with the database's error when that
@@ -20,12 +20,12 @@ import { RetryCycleService } from '../cycle/retry-cycle.service';
 export class RetryWorkerHealthIndicator {
   constructor(
     private readonly indicators: HealthIndicatorService,
-    private readonly cycles: RetryCycleService,
+    private readonly workerHealth: RetryWorkerHealthService,
   ) {}
 
   async check(key: string): Promise<HealthIndicatorResult> {
     const session = this.indicators.check(key);
-    const health = await this.cycles.health();
+    const health = await this.workerHealth.health();
     const details = {
       enabled: health.enabled,
       lastCompletedAt: health.lastCompletedAt?.toISOString() ?? null,

@@ -5,7 +5,7 @@ import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import type { CircuitState } from '../circuit/circuit-state';
 import type { ChannelExclusionReason } from '../vocabulary/cycle-report';
 import { ProviderCallsInFlight } from '../cycle/provider-calls-in-flight';
-import { RetryCycleService } from '../cycle/retry-cycle.service';
+import { RetryWorkerHealthService } from '../health/retry-worker-health.service';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { RetryWorkerHealth } from '../health/retry-worker-health';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
@@ -64,7 +64,7 @@ export class OperationsStatus {
     private readonly channelResolver: ChannelResolver,
     private readonly circuits: ProviderCircuitBreakers,
     private readonly callsInFlight: ProviderCallsInFlight,
-    private readonly cycles: RetryCycleService,
+    private readonly workerHealth: RetryWorkerHealthService,
     private readonly pauses: ChannelPauses,
     private readonly leases: LeaseRelease,
   ) {}
@@ -85,7 +85,7 @@ export class OperationsStatus {
       this.pauses.list(),
       // The cycle's own resolution: the same channels left out, for the same reasons.
       this.channelResolver.resolve(),
-      this.cycles.health(),
+      this.workerHealth.health(),
     ]);
     const channels = counts.map((row) => ({
       channel: row.channel,
