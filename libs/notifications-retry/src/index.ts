@@ -48,8 +48,8 @@ export { backoffDelayMs, BACKOFF_JITTER_RATIO, type RetryBackoff } from './chann
 
 export { DistributedLock, type LockReleaseOptions } from './locking/distributed-lock';
 export type { CompletedCycleRecord } from './locking/completed-cycle-record';
-export type { Lease } from './locking/lease';
-export type { LeaseFence } from './locking/lease-fence';
+export type { Lease } from './vocabulary/lease';
+export type { LeaseFence } from './vocabulary/lease-fence';
 export { Clock, DatabaseClock, SystemClock } from './clock/clock';
 export { RandomSource, MathRandomSource } from './clock/random-source';
 export { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { DistributedLock } from '../locking/distributed-lock';
-import type { Lease } from '../locking/lease';
+import type { Lease } from '../vocabulary/lease';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import { PreparedStatementMode } from '../persistence/prepared-statement-mode';

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { trace } from '@opentelemetry/api';
 import { Clock } from '../clock/clock';
-import type { Lease } from '../locking/lease';
+import type { Lease } from '../vocabulary/lease';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import { ConnectionPoolBudget } from '../persistence/connection-pool-budget';

@@ -1,7 +1,7 @@
 import type { Span } from '@opentelemetry/api';
 import type { ChannelConfig } from '../channels/channel-config';
 import { LeaseLostError } from '../errors/lease-lost.error';
-import type { Lease } from '../locking/lease';
+import type { Lease } from '../vocabulary/lease';
 import type { ProviderAdapter } from '../providers/provider-adapter';
 import type { CycleCounts, CycleStopReason } from '../vocabulary/cycle-report';
 import type { LeaseLossCause } from './lease-loss';

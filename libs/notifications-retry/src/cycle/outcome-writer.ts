@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ConnectionWaitTimeoutError } from '../errors/connection-wait-timeout.error';
 import { DistributedLock } from '../locking/distributed-lock';
-import type { Lease } from '../locking/lease';
+import type { Lease } from '../vocabulary/lease';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import {
   compileSettleRows,

@@ -1,6 +1,6 @@
 import type { CompletedCycleRecord } from './completed-cycle-record';
-import type { Lease } from './lease';
-import type { LeaseFence } from './lease-fence';
+import type { Lease } from '../vocabulary/lease';
+import type { LeaseFence } from '../vocabulary/lease-fence';
 
 export interface LockReleaseOptions {
   /**

@@ -11,8 +11,8 @@ import { retryPassingErrors } from '../persistence/retry-passing-errors';
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { CompletedCycleRecord } from './completed-cycle-record';
 import { DistributedLock, type LockReleaseOptions } from './distributed-lock';
-import type { Lease } from './lease';
-import type { LeaseFence } from './lease-fence';
+import type { Lease } from '../vocabulary/lease';
+import type { LeaseFence } from '../vocabulary/lease-fence';
 
 /** How long a release is tried again after passing failures. */
 const RELEASE_RETRY_MS = 2_000;

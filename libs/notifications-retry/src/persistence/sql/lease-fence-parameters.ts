@@ -1,5 +1,5 @@
 import { MissingLeaseFenceError } from '../../errors/missing-lease-fence.error';
-import type { LeaseFence } from '../../locking/lease-fence';
+import type { LeaseFence } from '../../vocabulary/lease-fence';
 import type { StatementParameters } from './sql-statement';
 
 /** The names a lock's fence parameters take inside a compiled statement: `fence1`…`fenceN`. */

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { LeaseFence } from '../../locking/lease-fence';
+import type { LeaseFence } from '../../vocabulary/lease-fence';
 import { NotificationOutboxEntity } from '../notification-outbox.entity';
 import { NotificationEntity } from '../notification.entity';
 import { entitySql } from './entity-sql';
