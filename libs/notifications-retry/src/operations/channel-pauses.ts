@@ -4,11 +4,12 @@ import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog
 import { InvalidOperationInputError } from '../errors/invalid-operation-input.error';
 import { OperationRefusedError } from '../errors/operation-refused.error';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { SqlRunner } from '../persistence/sql-runner';
 import { validateOperatorContext, type OperatorContext } from './operator-context';
-import { LIST_CHANNEL_PAUSES_SQL } from './sql/list-channel-pauses.sql';
-import { PAUSE_CHANNEL_SQL } from './sql/pause-channel.sql';
-import { PAUSED_CHANNEL_KEYS_SQL } from './sql/paused-channel-keys.sql';
-import { RESUME_CHANNEL_SQL } from './sql/resume-channel.sql';
+import { compileListChannelPauses } from './sql/list-channel-pauses.sql';
+import { compilePauseChannel } from './sql/pause-channel.sql';
+import { compilePausedChannelKeys } from './sql/paused-channel-keys.sql';
+import { compileResumeChannel } from './sql/resume-channel.sql';
 
 export interface ChannelPause {
   readonly channel: string;
@@ -34,8 +35,8 @@ export interface ChannelPauseChange {
 interface PauseRow {
   channel: string;
   reason: string;
-  paused_by: string;
-  paused_at: Date;
+  pausedBy: string;
+  pausedAt: Date;
 }
 
 /**
@@ -46,15 +47,31 @@ interface PauseRow {
  */
 @Injectable()
 export class ChannelPauses {
+  private readonly statements: {
+    readonly pause: ReturnType<typeof compilePauseChannel>;
+    readonly resume: ReturnType<typeof compileResumeChannel>;
+    readonly list: ReturnType<typeof compileListChannelPauses>;
+    readonly pausedKeys: ReturnType<typeof compilePausedChannelKeys>;
+  };
+
   constructor(
-    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
     private readonly catalog: ChannelCatalog,
-  ) {}
+    private readonly sql: SqlRunner,
+  ) {
+    this.statements = {
+      pause: compilePauseChannel(dataSource),
+      resume: compileResumeChannel(dataSource),
+      list: compileListChannelPauses(dataSource),
+      pausedKeys: compilePausedChannelKeys(dataSource),
+    };
+  }
 
   async pause(channel: string, operator: OperatorContext): Promise<ChannelPauseChange> {
     const key = await this.knownChannel(channel);
     const { actor, reason } = validateOperatorContext(operator);
-    const rows: PauseRow[] = await this.dataSource.query(PAUSE_CHANNEL_SQL, [key, reason, actor]);
+    const { pause } = this.statements;
+    const rows = await this.sql.run<PauseRow>(pause, pause.values({ channel: key, reason, actor }));
     if (rows[0]) return { channel: key, changed: true, paused: true, pause: toPause(rows[0]) };
     const current = (await this.list()).find((pause) => pause.channel === key) ?? null;
     return { channel: key, changed: false, paused: true, pause: current };
@@ -63,7 +80,11 @@ export class ChannelPauses {
   async resume(channel: string, operator: OperatorContext): Promise<ChannelPauseChange> {
     const key = validKey(channel);
     const { actor, reason } = validateOperatorContext(operator);
-    const rows: PauseRow[] = await this.dataSource.query(RESUME_CHANNEL_SQL, [key, reason, actor]);
+    const { resume } = this.statements;
+    const rows = await this.sql.run<PauseRow>(
+      resume,
+      resume.values({ channel: key, reason, actor }),
+    );
     return {
       channel: key,
       changed: rows.length > 0,
@@ -73,14 +94,15 @@ export class ChannelPauses {
   }
 
   async list(): Promise<ListedChannelPause[]> {
-    const rows: Array<PauseRow & { paused_for_ms: string }> =
-      await this.dataSource.query(LIST_CHANNEL_PAUSES_SQL);
-    return rows.map((row) => ({ ...toPause(row), pausedForMs: Number(row.paused_for_ms) }));
+    const { list } = this.statements;
+    const rows = await this.sql.run<PauseRow & { pausedForMs: string }>(list, list.values({}));
+    return rows.map((row) => ({ ...toPause(row), pausedForMs: Number(row.pausedForMs) }));
   }
 
   /** The keys the cycle leaves out; read once per cycle. */
   async pausedKeys(): Promise<ReadonlySet<string>> {
-    const rows: Array<{ channel: string }> = await this.dataSource.query(PAUSED_CHANNEL_KEYS_SQL);
+    const { pausedKeys } = this.statements;
+    const rows = await this.sql.run<{ channel: string }>(pausedKeys, pausedKeys.values({}));
     return new Set(rows.map((row) => row.channel));
   }
 
@@ -113,7 +135,7 @@ function toPause(row: PauseRow): ChannelPause {
   return {
     channel: row.channel,
     reason: row.reason,
-    pausedBy: row.paused_by,
-    pausedAt: row.paused_at,
+    pausedBy: row.pausedBy,
+    pausedAt: row.pausedAt,
   };
 }

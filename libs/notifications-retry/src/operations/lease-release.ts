@@ -5,9 +5,10 @@ import { OperationRefusedError } from '../errors/operation-refused.error';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { SqlRunner } from '../persistence/sql-runner';
 import { validateOperatorContext, type OperatorContext } from './operator-context';
-import { READ_LEASE_SQL } from './sql/read-lease.sql';
-import { RELEASE_LEASE_SQL } from './sql/release-lease.sql';
+import { compileReadLease } from './sql/read-lease.sql';
+import { compileReleaseLease } from './sql/release-lease.sql';
 
 /** A lease as the database sees it. */
 export interface LeaseView {
@@ -41,10 +42,10 @@ export interface LeaseReleaseResult {
 interface LeaseRow {
   key: string;
   owner: string;
-  fencing_token: string;
-  acquired_at: Date;
-  expires_at: Date;
-  db_now: Date;
+  fencingToken: string;
+  acquiredAt: Date;
+  expiresAt: Date;
+  databaseNow: Date;
   live: boolean;
 }
 
@@ -56,23 +57,33 @@ interface LeaseRow {
  */
 @Injectable()
 export class LeaseRelease {
+  private readonly readStatement: ReturnType<typeof compileReadLease>;
+  private readonly releaseStatement: ReturnType<typeof compileReleaseLease>;
+
   constructor(
-    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
-  ) {}
+    private readonly sql: SqlRunner,
+  ) {
+    this.readStatement = compileReadLease(dataSource);
+    this.releaseStatement = compileReleaseLease(dataSource);
+  }
 
   async read(key: string = this.options.lockKey): Promise<LeaseView | null> {
-    const rows: LeaseRow[] = await this.dataSource.query(READ_LEASE_SQL, [key]);
+    const rows = await this.sql.run<LeaseRow>(
+      this.readStatement,
+      this.readStatement.values({ key }),
+    );
     const row = rows[0];
     if (!row) return null;
     return {
       key: row.key,
       owner: row.owner,
-      fencingToken: Number(row.fencing_token),
-      acquiredAt: row.acquired_at,
-      expiresAt: row.expires_at,
-      databaseNow: row.db_now,
+      fencingToken: Number(row.fencingToken),
+      acquiredAt: row.acquiredAt,
+      expiresAt: row.expiresAt,
+      databaseNow: row.databaseNow,
       live: row.live,
     };
   }
@@ -106,14 +117,16 @@ export class LeaseRelease {
         `the lease is live until ${before.expiresAt.toISOString()} (owner ${before.owner}): name that owner to cut it off`,
       );
     }
-    const rows: Array<{ key: string; owner: string; fencing_token: string }> =
-      await this.dataSource.query(RELEASE_LEASE_SQL, [
+    const rows = await this.sql.run<{ key: string; owner: string; fencingToken: string }>(
+      this.releaseStatement,
+      this.releaseStatement.values({
         key,
-        request.fencingToken,
-        request.owner?.trim() ?? null,
-        operator.actor,
-        operator.reason,
-      ]);
+        fencingToken: request.fencingToken,
+        owner: request.owner?.trim() ?? null,
+        actor: operator.actor,
+        reason: operator.reason,
+      }),
+    );
     const row = rows[0];
     // Between the read and the write the owner renewed or another instance took over.
     if (!row)
@@ -121,7 +134,7 @@ export class LeaseRelease {
     return {
       key: row.key,
       owner: row.owner,
-      fencingToken: Number(row.fencing_token),
+      fencingToken: Number(row.fencingToken),
       wasLive: before.live,
     };
   }

@@ -10,9 +10,10 @@ import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-option
 import type { RetryWorkerHealth } from '../health/retry-worker-health';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { SqlRunner } from '../persistence/sql-runner';
 import { ChannelPauses, type ListedChannelPause } from './channel-pauses';
 import { LeaseRelease, type LeaseView } from './lease-release';
-import { CHANNEL_ROW_COUNTS_SQL } from './sql/channel-row-counts.sql';
+import { compileChannelRowCounts } from './sql/channel-row-counts.sql';
 
 /** One channel's rows, by the database clock. */
 export interface ChannelRowCounts {
@@ -57,8 +58,10 @@ export interface OperationsStatusReport {
 
 @Injectable()
 export class OperationsStatus {
+  private readonly rowCounts: ReturnType<typeof compileChannelRowCounts>;
+
   constructor(
-    @InjectNotificationsRetryDataSource() private readonly dataSource: DataSource,
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
     private readonly options: ResolvedNotificationsRetryOptions,
     private readonly channelResolver: ChannelResolver,
@@ -67,21 +70,15 @@ export class OperationsStatus {
     private readonly workerHealth: RetryWorkerHealthService,
     private readonly pauses: ChannelPauses,
     private readonly leases: LeaseRelease,
-  ) {}
+    private readonly sql: SqlRunner,
+  ) {
+    this.rowCounts = compileChannelRowCounts(dataSource);
+  }
 
   async status(): Promise<OperationsStatusReport> {
     const [lease, counts, pauses, resolved, thisInstance] = await Promise.all([
       this.leases.read(this.options.lockKey),
-      this.dataSource.query<
-        Array<{
-          channel: string;
-          backlog: number;
-          due: number;
-          deferred: number;
-          terminal: number;
-          live_claims: number;
-        }>
-      >(CHANNEL_ROW_COUNTS_SQL),
+      this.sql.run<ChannelRowCounts>(this.rowCounts, this.rowCounts.values({})),
       this.pauses.list(),
       // The cycle's own resolution: the same channels left out, for the same reasons.
       this.channelResolver.resolve(),
@@ -93,7 +90,7 @@ export class OperationsStatus {
       due: row.due,
       deferred: row.deferred,
       terminal: row.terminal,
-      liveClaims: row.live_claims,
+      liveClaims: row.liveClaims,
     }));
     const totals = channels.reduce(
       (sum, c) => ({

@@ -61,15 +61,24 @@ export function isEmptyFilter(filter: RedriveFilter): boolean {
   );
 }
 
-/** The filter as query parameters $1…$3 (…$4 with ids), null meaning any. */
-export function filterParams(filter: RedriveFilter, withIds = false): unknown[] {
-  const params: unknown[] = [
-    filter.channel ?? null,
-    filter.errorCode ?? null,
-    filter.since ?? null,
-  ];
-  if (withIds) params.push(filter.ids ? [...filter.ids] : null);
-  return params;
+/** The filter as the named values of the terminal-failure statements, null meaning any. */
+export function filterValues(filter: TerminalFailureFilter): {
+  channel: string | null;
+  errorCode: string | null;
+  since: Date | null;
+} {
+  return {
+    channel: filter.channel ?? null,
+    errorCode: filter.errorCode ?? null,
+    since: filter.since ?? null,
+  };
+}
+
+/** A redrive filter's values: {@link filterValues} and the ids, null meaning any. */
+export function redriveFilterValues(
+  filter: RedriveFilter,
+): ReturnType<typeof filterValues> & { ids: string[] | null } {
+  return { ...filterValues(filter), ids: filter.ids ? [...filter.ids] : null };
 }
 
 /** The filter as it is stored in the audit (JSON, no personal data). */

@@ -2,12 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InvalidOperationInputError } from '../errors/invalid-operation-input.error';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { SqlRunner } from '../persistence/sql-runner';
 import { maskAddress } from './mask-address';
 import { redactStoredCode, redactStoredError } from '../privacy/redact-stored-error';
-import { TERMINAL_FAILURES_LIST_SQL } from './sql/terminal-failures-list.sql';
-import { TERMINAL_FAILURES_STATS_SQL } from './sql/terminal-failures-stats.sql';
+import { compileTerminalFailuresList } from './sql/terminal-failures-list.sql';
+import { compileTerminalFailuresStats } from './sql/terminal-failures-stats.sql';
 import {
-  filterParams,
+  filterValues,
   validateRedriveFilter,
   type TerminalFailureFilter,
 } from './terminal-failure-filter';
@@ -40,19 +41,19 @@ export const MAX_TERMINAL_LIST_LIMIT = 1_000;
 interface ListRow {
   id: string;
   channel: string;
-  recipient_address: string;
+  recipientAddress: string;
   subject: string | null;
   body: string;
   attempts: number;
-  last_error_code: string | null;
-  last_error_message: string | null;
-  failed_at: Date;
-  created_at: Date;
+  lastErrorCode: string | null;
+  lastErrorMessage: string | null;
+  failedAt: Date;
+  createdAt: Date;
 }
 
 interface StatRow {
   channel: string;
-  error_code: string | null;
+  errorCode: string | null;
   count: number;
   oldest: Date;
   newest: Date;
@@ -61,7 +62,16 @@ interface StatRow {
 /** Read-only views of terminal Failed rows (Failed with no next attempt) for manual analysis. */
 @Injectable()
 export class TerminalFailures {
-  constructor(@InjectNotificationsRetryDataSource() private readonly dataSource: DataSource) {}
+  private readonly listStatement: ReturnType<typeof compileTerminalFailuresList>;
+  private readonly statsStatement: ReturnType<typeof compileTerminalFailuresStats>;
+
+  constructor(
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
+    private readonly sql: SqlRunner,
+  ) {
+    this.listStatement = compileTerminalFailuresList(dataSource);
+    this.statsStatement = compileTerminalFailuresStats(dataSource);
+  }
 
   async list(
     filter: TerminalFailureFilter = {},
@@ -74,16 +84,16 @@ export class TerminalFailures {
       );
     }
     const valid = validateRedriveFilter(filter);
-    const rows: ListRow[] = await this.dataSource.query(TERMINAL_FAILURES_LIST_SQL, [
-      ...filterParams(valid),
-      limit,
-    ]);
+    const rows = await this.sql.run<ListRow>(
+      this.listStatement,
+      this.listStatement.values({ ...filterValues(valid), limit }),
+    );
     return rows.map((row) => {
       const error = redactStoredError(
-        { code: row.last_error_code, message: row.last_error_message },
+        { code: row.lastErrorCode, message: row.lastErrorMessage },
         {
           id: row.id,
-          recipientAddress: row.recipient_address,
+          recipientAddress: row.recipientAddress,
           subject: row.subject,
           body: row.body,
         },
@@ -91,25 +101,25 @@ export class TerminalFailures {
       return {
         id: row.id,
         channel: row.channel,
-        maskedAddress: maskAddress(row.recipient_address),
+        maskedAddress: maskAddress(row.recipientAddress),
         attempts: row.attempts,
         errorCode: error.code,
         errorMessage: error.message,
-        failedAt: row.failed_at,
-        createdAt: row.created_at,
+        failedAt: row.failedAt,
+        createdAt: row.createdAt,
       };
     });
   }
 
   async stats(filter: TerminalFailureFilter = {}): Promise<TerminalFailureStat[]> {
     const valid = validateRedriveFilter(filter);
-    const rows: StatRow[] = await this.dataSource.query(
-      TERMINAL_FAILURES_STATS_SQL,
-      filterParams(valid),
+    const rows = await this.sql.run<StatRow>(
+      this.statsStatement,
+      this.statsStatement.values(filterValues(valid)),
     );
     return rows.map((row) => ({
       channel: row.channel,
-      errorCode: row.error_code === null ? null : redactStoredCode(row.error_code),
+      errorCode: row.errorCode === null ? null : redactStoredCode(row.errorCode),
       count: row.count,
       oldest: row.oldest,
       newest: row.newest,

@@ -2,15 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InvalidOperationInputError } from '../errors/invalid-operation-input.error';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
+import { SqlRunner } from '../persistence/sql-runner';
 import { validateOperatorContext, type OperatorContext } from './operator-context';
-import { INSERT_OPERATOR_ACTION_SQL } from './sql/insert-operator-action.sql';
-import { REDRIVE_BATCH_SQL } from './sql/redrive-batch.sql';
-import { REDRIVE_PREVIEW_SQL } from './sql/redrive-preview.sql';
-import { UPDATE_OPERATOR_ACTION_ROWS_SQL } from './sql/update-operator-action-rows.sql';
+import { compileInsertOperatorAction } from './sql/insert-operator-action.sql';
+import { compileRedriveBatch } from './sql/redrive-batch.sql';
+import { compileRedrivePreview } from './sql/redrive-preview.sql';
+import { compileUpdateOperatorActionRows } from './sql/update-operator-action-rows.sql';
 import {
   describeFilter,
-  filterParams,
   isEmptyFilter,
+  redriveFilterValues,
   validateRedriveFilter,
   type RedriveFilter,
 } from './terminal-failure-filter';
@@ -62,7 +63,24 @@ export interface RedriveResult {
  */
 @Injectable()
 export class TerminalRedrive {
-  constructor(@InjectNotificationsRetryDataSource() private readonly dataSource: DataSource) {}
+  private readonly statements: {
+    readonly insertAction: ReturnType<typeof compileInsertOperatorAction>;
+    readonly batch: ReturnType<typeof compileRedriveBatch>;
+    readonly preview: ReturnType<typeof compileRedrivePreview>;
+    readonly updateActionRows: ReturnType<typeof compileUpdateOperatorActionRows>;
+  };
+
+  constructor(
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
+    private readonly sql: SqlRunner,
+  ) {
+    this.statements = {
+      insertAction: compileInsertOperatorAction(dataSource),
+      batch: compileRedriveBatch(dataSource),
+      preview: compileRedrivePreview(dataSource),
+      updateActionRows: compileUpdateOperatorActionRows(dataSource),
+    };
+  }
 
   async redrive(request: RedriveRequest): Promise<RedriveResult> {
     const filter = validateRedriveFilter(request.filter);
@@ -94,27 +112,35 @@ export class TerminalRedrive {
       };
     }
 
-    const [action] = await this.dataSource.query<Array<{ id: string }>>(
-      INSERT_OPERATOR_ACTION_SQL,
-      ['redrive', operator.actor, operator.reason, JSON.stringify(described), 0],
+    const { insertAction, batch, updateActionRows } = this.statements;
+    // Each statement commits on its own, as before: the audit row first, then every batch
+    // (one atomic reset + its redriven rows), then the audit's row count.
+    const [action] = await this.sql.run<{ id: string }>(
+      insertAction,
+      insertAction.values({
+        action: 'redrive',
+        actor: operator.actor,
+        reason: operator.reason,
+        filter: JSON.stringify(described),
+        rows: 0,
+      }),
     );
     if (!action) throw new Error('the redrive audit row was not written');
     const actionId = action.id;
     let redriven = 0;
     let batches = 0;
-    const params = filterParams(filter, true);
+    const batchValues = batch.values({
+      ...redriveFilterValues(filter),
+      batchSize: REDRIVE_BATCH_SIZE,
+      actionId,
+    });
     for (;;) {
-      const result: unknown = await this.dataSource.query(REDRIVE_BATCH_SQL, [
-        ...params,
-        REDRIVE_BATCH_SIZE,
-        actionId,
-      ]);
-      const count = updatedCount(result);
+      const count = (await this.sql.run<{ id: string }>(batch, batchValues)).length;
       batches++;
       redriven += count;
       if (count < REDRIVE_BATCH_SIZE) break;
     }
-    await this.dataSource.query(UPDATE_OPERATOR_ACTION_ROWS_SQL, [actionId, redriven]);
+    await this.sql.run(updateActionRows, updateActionRows.values({ actionId, rows: redriven }));
     return {
       dryRun: false,
       filter: described,
@@ -128,24 +154,16 @@ export class TerminalRedrive {
   }
 
   private async preview(filter: RedriveFilter): Promise<RedrivePreviewGroup[]> {
-    const rows: Array<{
-      channel: string;
-      error_code: string | null;
-      eligible: number;
-      claimed: number;
-    }> = await this.dataSource.query(REDRIVE_PREVIEW_SQL, filterParams(filter, true));
+    const { preview } = this.statements;
+    const rows = await this.sql.run<RedrivePreviewGroup>(
+      preview,
+      preview.values(redriveFilterValues(filter)),
+    );
     return rows.map((row) => ({
       channel: row.channel,
-      errorCode: row.error_code,
+      errorCode: row.errorCode,
       eligible: row.eligible,
       claimed: row.claimed,
     }));
   }
-}
-
-/** TypeORM's postgres driver answers an UPDATE … RETURNING with [rows, affected]. */
-function updatedCount(result: unknown): number {
-  if (Array.isArray(result) && result.length === 2 && typeof result[1] === 'number')
-    return result[1];
-  return Array.isArray(result) ? result.length : 0;
 }

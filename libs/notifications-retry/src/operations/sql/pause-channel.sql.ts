@@ -1,17 +1,39 @@
+import type { DataSource } from 'typeorm';
+import { NotificationChannelPauseEntity } from '../../persistence/notification-channel-pause.entity';
+import { NotificationOperatorActionEntity } from '../../persistence/notification-operator-action.entity';
+import { entitySql } from '../../persistence/sql/entity-sql';
+import { selectColumns } from '../../persistence/sql/select-columns';
+import { StatementParameters, type BoundStatement } from '../../persistence/sql/sql-statement';
+
+export type PauseChannelValue = 'channel' | 'reason' | 'actor';
+
 /**
  * Pauses a channel and audits it in one statement; a channel already paused
  * keeps its first pause (no row returned, nothing audited).
- * $1 channel, $2 reason, $3 actor.
+ * `channel`, `reason`, `actor`.
  */
-export const PAUSE_CHANNEL_SQL = `
-  WITH paused AS (
-    INSERT INTO notification_channel_pauses (channel, reason, paused_by)
-    VALUES ($1::text, $2::text, $3::text)
-    ON CONFLICT (channel) DO NOTHING
-    RETURNING channel, reason, paused_by, paused_at
-  ),
-  audit AS (
-    INSERT INTO notification_operator_actions (action, actor, reason, filter, rows)
-    SELECT 'channel-pause', $3::text, $2::text, jsonb_build_object('channel', channel), 0 FROM paused
-  )
-  SELECT channel, reason, paused_by, paused_at FROM paused`;
+export function compilePauseChannel(dataSource: DataSource): BoundStatement<PauseChannelValue> {
+  const c = entitySql(dataSource, NotificationChannelPauseEntity);
+  const a = entitySql(dataSource, NotificationOperatorActionEntity);
+  const p = new StatementParameters<PauseChannelValue>();
+  const channel = p.ref('channel');
+  const reason = p.ref('reason');
+  const actor = p.ref('actor');
+  return p.compile(
+    'pause_channel',
+    `WITH paused AS (
+       INSERT INTO ${c.table} (${c.column('channel')}, ${c.column('reason')}, ${c.column('pausedBy')})
+       VALUES (${channel}::text, ${reason}::text, ${actor}::text)
+       ON CONFLICT (${c.column('channel')}) DO NOTHING
+       RETURNING ${selectColumns(c, ['channel', 'reason', 'pausedBy', 'pausedAt'])}
+     ),
+     audit AS (
+       INSERT INTO ${a.table} (${a.column('action')}, ${a.column('actor')}, ${a.column('reason')},
+                               ${a.column('filter')}, ${a.column('rows')})
+       SELECT 'channel-pause', ${actor}::text, ${reason}::text,
+              jsonb_build_object('channel', paused."channel"), 0
+         FROM paused
+     )
+     SELECT "channel", "reason", "pausedBy", "pausedAt" FROM paused`,
+  );
+}

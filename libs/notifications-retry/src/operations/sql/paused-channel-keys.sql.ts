@@ -1,2 +1,15 @@
-/** The keys of the paused channels: what the cycle leaves out of the claim. */
-export const PAUSED_CHANNEL_KEYS_SQL = `SELECT channel FROM notification_channel_pauses`;
+import type { DataSource } from 'typeorm';
+import { NotificationChannelPauseEntity } from '../../persistence/notification-channel-pause.entity';
+import { entitySql } from '../../persistence/sql/entity-sql';
+import { selectColumns } from '../../persistence/sql/select-columns';
+import { StatementParameters, type BoundStatement } from '../../persistence/sql/sql-statement';
+
+/** The keys of the paused channels (`channel`): what the cycle leaves out of the claim. No parameters. */
+export function compilePausedChannelKeys(dataSource: DataSource): BoundStatement<never> {
+  const c = entitySql(dataSource, NotificationChannelPauseEntity);
+  const p = new StatementParameters<never>();
+  return p.compile(
+    'paused_channel_keys',
+    `SELECT ${selectColumns(c, ['channel'])} FROM ${c.table}`,
+  );
+}

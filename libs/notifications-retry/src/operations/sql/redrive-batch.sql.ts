@@ -1,3 +1,13 @@
+import type { DataSource } from 'typeorm';
+import { NotificationRedrivenRowEntity } from '../../persistence/notification-redriven-row.entity';
+import { NotificationEntity } from '../../persistence/notification.entity';
+import { entitySql } from '../../persistence/sql/entity-sql';
+import { selectColumns } from '../../persistence/sql/select-columns';
+import { StatementParameters, type BoundStatement } from '../../persistence/sql/sql-statement';
+import { liveClaimSql, terminalFilterSql, type RedriveFilterValue } from './terminal-filter.sql';
+
+export type RedriveBatchValue = RedriveFilterValue | 'batchSize' | 'actionId';
+
 /**
  * One batch of a redrive, atomically: terminal Failed rows matching the filter
  * that no worker holds (no live claim, no row lock: SKIP LOCKED) become Failed
@@ -5,35 +15,42 @@
  * each row had before goes to notification_redriven_rows under the action.
  * A reset row is no longer terminal, so the next batch (and a second run of
  * the same redrive) cannot take it again.
- * $1 channel, $2 error code, $3 failed since, $4 ids; null = any; $5 batch size; $6 action id.
+ * `channel`, `errorCode`, `since`, `ids`: null = any; `batchSize`; `actionId`.
+ * Returns the `id` of each row reset.
  */
-export const REDRIVE_BATCH_SQL = `
-  WITH picked AS (
-    SELECT id, attempts, last_error_code, last_error_message
-      FROM notifications
-     WHERE status = 'Failed' AND next_attempt_at IS NULL
-     AND ($1::text IS NULL OR channel = $1)
-     AND ($2::text IS NULL OR last_error_code = $2)
-     AND ($3::timestamptz IS NULL OR updated_at >= $3)
-       AND ($4::uuid[] IS NULL OR id = ANY($4))
-       AND NOT (claim_token IS NOT NULL AND claim_expires_at > now())
-     ORDER BY updated_at, id
-     LIMIT $5
-       FOR UPDATE SKIP LOCKED
-  ),
-  audit AS (
-    INSERT INTO notification_redriven_rows
-           (action_id, notification_id, previous_attempts, previous_error_code, previous_error_message)
-    SELECT $6::uuid, id, attempts, last_error_code, last_error_message FROM picked
-  )
-  UPDATE notifications AS n
-     SET next_attempt_at = now(),
-         attempts = 0,
-         last_error_code = NULL,
-         last_error_message = NULL,
-         claim_token = NULL,
-         claim_expires_at = NULL,
-         updated_at = now()
-    FROM picked
-   WHERE n.id = picked.id
-  RETURNING n.id`;
+export function compileRedriveBatch(dataSource: DataSource): BoundStatement<RedriveBatchValue> {
+  const n = entitySql(dataSource, NotificationEntity);
+  const r = entitySql(dataSource, NotificationRedrivenRowEntity);
+  const p = new StatementParameters<RedriveBatchValue>();
+  return p.compile(
+    'redrive_batch',
+    `WITH picked AS (
+       SELECT ${selectColumns(n, ['id', 'attempts', 'lastErrorCode', 'lastErrorMessage'])}
+         FROM ${n.table}
+        WHERE ${terminalFilterSql(n, p, { ids: true })}
+          AND NOT (${liveClaimSql(n)})
+        ORDER BY ${n.column('updatedAt')}, ${n.column('id')}
+        LIMIT ${p.ref('batchSize')}
+          FOR UPDATE SKIP LOCKED
+     ),
+     audit AS (
+       INSERT INTO ${r.table}
+              (${r.column('actionId')}, ${r.column('notificationId')}, ${r.column('previousAttempts')},
+               ${r.column('previousErrorCode')}, ${r.column('previousErrorMessage')})
+       SELECT ${p.ref('actionId')}::uuid, picked."id", picked."attempts", picked."lastErrorCode",
+              picked."lastErrorMessage"
+         FROM picked
+     )
+     UPDATE ${n.table} AS n
+        SET ${n.column('nextAttemptAt')} = now(),
+            ${n.column('attempts')} = 0,
+            ${n.column('lastErrorCode')} = NULL,
+            ${n.column('lastErrorMessage')} = NULL,
+            ${n.column('claimToken')} = NULL,
+            ${n.column('claimExpiresAt')} = NULL,
+            ${n.column('updatedAt')} = now()
+       FROM picked
+      WHERE n.${n.column('id')} = picked."id"
+     RETURNING n.${n.column('id')} AS "id"`,
+  );
+}

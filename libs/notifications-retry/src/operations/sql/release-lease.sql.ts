@@ -1,23 +1,42 @@
+import type { DataSource } from 'typeorm';
+import { DistributedLockEntity } from '../../persistence/distributed-lock.entity';
+import { NotificationOperatorActionEntity } from '../../persistence/notification-operator-action.entity';
+import { entitySql } from '../../persistence/sql/entity-sql';
+import { selectColumns } from '../../persistence/sql/select-columns';
+import { StatementParameters, type BoundStatement } from '../../persistence/sql/sql-statement';
+
+export type ReleaseLeaseValue = 'key' | 'fencingToken' | 'owner' | 'actor' | 'reason';
+
 /**
  * An operator's release of a lease, audited in the same statement: only at the
  * given fencing token (a takeover since the operator looked changes it), and
  * only when the lease has expired or its owner is the one named. Expired, not
  * deleted: the row keeps the fencing token counting up for the next owner.
- * $1 key, $2 fencing token, $3 owner named (null: none), $4 actor, $5 reason.
+ * `key`, `fencingToken`, `owner` named (null: none), `actor`, `reason`.
  */
-export const RELEASE_LEASE_SQL = `
-  WITH released AS (
-    UPDATE distributed_locks
-       SET expires_at = least(expires_at, now())
-     WHERE key = $1
-       AND fencing_token = $2::bigint
-       AND (expires_at <= now() OR owner = $3::text)
-    RETURNING key, owner, fencing_token
-  ),
-  audit AS (
-    INSERT INTO notification_operator_actions (action, actor, reason, filter, rows)
-    SELECT 'lease-release', $4::text, $5::text,
-           jsonb_build_object('key', key, 'owner', owner, 'fencingToken', fencing_token), 1
-      FROM released
-  )
-  SELECT key, owner, fencing_token FROM released`;
+export function compileReleaseLease(dataSource: DataSource): BoundStatement<ReleaseLeaseValue> {
+  const l = entitySql(dataSource, DistributedLockEntity);
+  const a = entitySql(dataSource, NotificationOperatorActionEntity);
+  const p = new StatementParameters<ReleaseLeaseValue>();
+  const expiresAt = l.column('expiresAt');
+  return p.compile(
+    'operator_release_lease',
+    `WITH released AS (
+       UPDATE ${l.table}
+          SET ${expiresAt} = least(${expiresAt}, now())
+        WHERE ${l.column('key')} = ${p.ref('key')}
+          AND ${l.column('fencingToken')} = ${p.ref('fencingToken')}::bigint
+          AND (${expiresAt} <= now() OR ${l.column('owner')} = ${p.ref('owner')}::text)
+       RETURNING ${selectColumns(l, ['key', 'owner', 'fencingToken'])}
+     ),
+     audit AS (
+       INSERT INTO ${a.table} (${a.column('action')}, ${a.column('actor')}, ${a.column('reason')},
+                               ${a.column('filter')}, ${a.column('rows')})
+       SELECT 'lease-release', ${p.ref('actor')}::text, ${p.ref('reason')}::text,
+              jsonb_build_object('key', released."key", 'owner', released."owner",
+                                 'fencingToken', released."fencingToken"), 1
+         FROM released
+     )
+     SELECT "key", "owner", "fencingToken" FROM released`,
+  );
+}

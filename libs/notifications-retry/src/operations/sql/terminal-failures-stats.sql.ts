@@ -1,11 +1,23 @@
-/** Terminal Failed rows by channel × error code. $1 channel, $2 error code, $3 failed since; null = any. */
-export const TERMINAL_FAILURES_STATS_SQL = `
-  SELECT channel, last_error_code AS error_code, count(*)::int AS count,
-         min(updated_at) AS oldest, max(updated_at) AS newest
-    FROM notifications
-   WHERE status = 'Failed' AND next_attempt_at IS NULL
-     AND ($1::text IS NULL OR channel = $1)
-     AND ($2::text IS NULL OR last_error_code = $2)
-     AND ($3::timestamptz IS NULL OR updated_at >= $3)
-   GROUP BY channel, last_error_code
-   ORDER BY count DESC, channel, error_code NULLS FIRST`;
+import type { DataSource } from 'typeorm';
+import { NotificationEntity } from '../../persistence/notification.entity';
+import { entitySql } from '../../persistence/sql/entity-sql';
+import { StatementParameters, type BoundStatement } from '../../persistence/sql/sql-statement';
+import { terminalFilterSql, type TerminalFilterValue } from './terminal-filter.sql';
+
+/** Terminal Failed rows by channel × error code. `channel`, `errorCode`, `since`; null = any. */
+export function compileTerminalFailuresStats(
+  dataSource: DataSource,
+): BoundStatement<TerminalFilterValue> {
+  const n = entitySql(dataSource, NotificationEntity);
+  const p = new StatementParameters<TerminalFilterValue>();
+  const updatedAt = n.column('updatedAt');
+  return p.compile(
+    'terminal_failures_stats',
+    `SELECT ${n.column('channel')} AS "channel", ${n.column('lastErrorCode')} AS "errorCode",
+            count(*)::int AS "count", min(${updatedAt}) AS "oldest", max(${updatedAt}) AS "newest"
+       FROM ${n.table}
+      WHERE ${terminalFilterSql(n, p, { ids: false })}
+      GROUP BY ${n.column('channel')}, ${n.column('lastErrorCode')}
+      ORDER BY "count" DESC, "channel", "errorCode" NULLS FIRST`,
+  );
+}
