@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import { AlertSink, LoggingAlertSink } from './alerts/alert-sink';
 import { ChannelCatalog } from './channels/channel-catalog';
+import { PausedChannels } from './channels/paused-channels';
 import { TypeOrmChannelCatalog } from './channels/typeorm-channel-catalog';
 import { ProviderCircuitBreakers } from './circuit/provider-circuit-breakers';
 import { Clock, DatabaseClock } from './clock/clock';
@@ -120,6 +121,7 @@ const OPERATIONS = [
     ChannelPacer,
     ProviderCallsInFlight,
     LateSuccessRecorder,
+    PausedChannels,
     ChannelResolver,
     DueRowClaimer,
     ProviderCaller,

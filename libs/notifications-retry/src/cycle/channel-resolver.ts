@@ -3,7 +3,7 @@ import { ChannelCatalog, readCatalogChannels } from '../channels/channel-catalog
 import { ProviderCircuitBreakers } from '../circuit/provider-circuit-breakers';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
-import { ChannelPauses } from '../operations/channel-pauses';
+import { PausedChannels } from '../channels/paused-channels';
 import { ProviderAdapterRegistry } from '../providers/provider-adapter.registry';
 import { leaseAllowanceMs } from '../options/lease-allowance';
 import type { ChannelExclusionReason } from '../vocabulary/cycle-report';
@@ -13,7 +13,7 @@ import type { EligibleChannel } from './cycle-state';
 export interface ResolvedChannels {
   readonly eligible: ReadonlyMap<string, EligibleChannel>;
   readonly excluded: ReadonlyMap<string, ChannelExclusionReason>;
-  /** Channels an operator paused (`ChannelPauses`), sorted: for /health. */
+  /** Channels an operator paused (`PausedChannels`), sorted: for /health. */
   readonly paused: readonly string[];
 }
 
@@ -32,7 +32,7 @@ export class ChannelResolver {
     private readonly catalog: ChannelCatalog,
     private readonly adapters: ProviderAdapterRegistry,
     private readonly circuits: ProviderCircuitBreakers,
-    private readonly pauses: ChannelPauses,
+    private readonly pauses: PausedChannels,
   ) {}
 
   async resolve(): Promise<ResolvedChannels> {
@@ -40,7 +40,7 @@ export class ChannelResolver {
     const excluded = new Map<string, ChannelExclusionReason>();
     const maxTimeoutMs = leaseAllowanceMs(this.options);
     const catalog = await readCatalogChannels(this.catalog);
-    const paused = await this.pauses.pausedKeys();
+    const paused = await this.pauses.keys();
     for (const config of catalog.channels) {
       if (eligible.has(config.key) || excluded.has(config.key)) continue;
       const found = this.adapters.lookup(config.providerKey);

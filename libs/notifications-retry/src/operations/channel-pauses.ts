@@ -8,7 +8,6 @@ import { SqlRunner } from '../persistence/sql-runner';
 import { validateOperatorContext, type OperatorContext } from './operator-context';
 import { compileListChannelPauses } from './sql/list-channel-pauses.sql';
 import { compilePauseChannel } from './sql/pause-channel.sql';
-import { compilePausedChannelKeys } from './sql/paused-channel-keys.sql';
 import { compileResumeChannel } from './sql/resume-channel.sql';
 
 export interface ChannelPause {
@@ -40,7 +39,7 @@ interface PauseRow {
 }
 
 /**
- * Operator pauses: a paused channel is left out of the claim (exclusion reason
+ * Operator pauses: a paused channel (`PausedChannels`) is left out of the claim (exclusion reason
  * `paused`), its rows wait untouched, no attempt is used. Unlike disabling it
  * in the catalog, a pause says who and why, is audited, and does not depend on
  * who owns the catalog. Both directions are idempotent.
@@ -51,7 +50,6 @@ export class ChannelPauses {
     readonly pause: ReturnType<typeof compilePauseChannel>;
     readonly resume: ReturnType<typeof compileResumeChannel>;
     readonly list: ReturnType<typeof compileListChannelPauses>;
-    readonly pausedKeys: ReturnType<typeof compilePausedChannelKeys>;
   };
 
   constructor(
@@ -63,7 +61,6 @@ export class ChannelPauses {
       pause: compilePauseChannel(dataSource),
       resume: compileResumeChannel(dataSource),
       list: compileListChannelPauses(dataSource),
-      pausedKeys: compilePausedChannelKeys(dataSource),
     };
   }
 
@@ -97,13 +94,6 @@ export class ChannelPauses {
     const { list } = this.statements;
     const rows = await this.sql.run<PauseRow & { pausedForMs: string }>(list, list.values({}));
     return rows.map((row) => ({ ...toPause(row), pausedForMs: Number(row.pausedForMs) }));
-  }
-
-  /** The keys the cycle leaves out; read once per cycle. */
-  async pausedKeys(): Promise<ReadonlySet<string>> {
-    const { pausedKeys } = this.statements;
-    const rows = await this.sql.run<{ channel: string }>(pausedKeys, pausedKeys.values({}));
-    return new Set(rows.map((row) => row.channel));
   }
 
   /** A typo must not look like a successful pause while the real channel keeps sending. */

@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
-import { NotificationChannelPauseEntity } from '../../persistence/notification-channel-pause.entity';
-import { entitySql } from '../../persistence/sql/entity-sql';
-import { selectColumns } from '../../persistence/sql/select-columns';
-import { StatementParameters, type BoundStatement } from '../../persistence/sql/sql-statement';
+import { NotificationChannelPauseEntity } from '../notification-channel-pause.entity';
+import { entitySql } from './entity-sql';
+import { selectColumns } from './select-columns';
+import { StatementParameters, type BoundStatement } from './sql-statement';
 
 /** The keys of the paused channels (`channel`): what the cycle leaves out of the claim. No parameters. */
 export function compilePausedChannelKeys(dataSource: DataSource): BoundStatement<never> {
