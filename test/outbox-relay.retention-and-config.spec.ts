@@ -89,7 +89,7 @@ describe('outbox retention and the relay configuration', () => {
       expect(await retention.runOnce()).toBe(0);
       for (const [config] of spy.mock.calls as unknown[][]) {
         const text = typeof config === 'string' ? config : (config as QueryConfig).text;
-        if (/^\s*DELETE FROM notification_outbox/.test(text)) deleteStatements.push(text);
+        if (/^\s*DELETE FROM "?notification_outbox"?/.test(text)) deleteStatements.push(text);
       }
     } finally {
       spy.mockRestore();

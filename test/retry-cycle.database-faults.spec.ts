@@ -107,7 +107,7 @@ describe('outcome writes through database faults (real PostgreSQL)', () => {
       for (let i = 0; i < 400 && waiting.length < 2; i++) {
         const rows = await admin.query<{ pid: number }>(
           `SELECT pid FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE notification_outbox%'`,
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE "notification_outbox"%'`,
         );
         waiting = rows.rows.map((row) => row.pid);
         if (waiting.length < 2) await new Promise((r) => setTimeout(r, 5));

@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { SqlRunner } from '../persistence/sql-runner';
-import { EVENT_SEQUENCE_FIELD } from '../persistence/sql/event-sequence.sql';
+import type { SqlStatement } from '../persistence/sql/sql-statement';
 import type { OutboxEvent } from './outbox-event';
+import { compileBackOffOutboxEvents } from './sql/back-off-outbox-events.sql';
+import { compileClaimOutboxEvents } from './sql/claim-outbox-events.sql';
+import { compileDeletePublishedOutboxEvents } from './sql/delete-published-outbox-events.sql';
+import { compileMarkOutboxPublished } from './sql/mark-outbox-published.sql';
+import { compileOutboxBacklog } from './sql/outbox-backlog.sql';
+import { compileParkOutboxEvents } from './sql/park-outbox-events.sql';
+import { compileReleaseOutboxEvents } from './sql/release-outbox-events.sql';
 
 /** A retriable or permanent failure to write back, by event id. */
 export interface OutboxFailure {
@@ -20,13 +29,13 @@ export interface OutboxBacklog {
 interface ClaimedRow {
   id: string;
   topic: string;
-  message_key: string;
-  contract_version: number;
+  messageKey: string;
+  contractVersion: number;
   payload: string;
   /** The payload's sequence as text when it is a JSON number, else null. */
   sequence: string | null;
   headers: Record<string, unknown> | null;
-  created_at: Date;
+  createdAt: Date;
   attempts: number;
 }
 
@@ -34,15 +43,40 @@ interface ClaimedRow {
 const MAX_ERROR_LENGTH = 500;
 
 /**
- * The relay's statements on `notification_outbox`. Each is one autocommitted
- * statement: no transaction is open while a broker is called, so a slow or
- * unreachable broker holds no connection and no row lock.
+ * The relay's statements on `notification_outbox` (compiled from the entity,
+ * one file each in `sql/`). Each is one autocommitted statement: no
+ * transaction is open while a broker is called, so a slow or unreachable
+ * broker holds no connection and no row lock.
  */
 @Injectable()
 export class OutboxRelayRepository {
+  private readonly statements: {
+    readonly claim: ReturnType<typeof compileClaimOutboxEvents>;
+    readonly markPublished: ReturnType<typeof compileMarkOutboxPublished>;
+    readonly backOff: ReturnType<typeof compileBackOffOutboxEvents>;
+    readonly park: ReturnType<typeof compileParkOutboxEvents>;
+    readonly release: ReturnType<typeof compileReleaseOutboxEvents>;
+    readonly backlog: ReturnType<typeof compileOutboxBacklog>;
+    readonly deletePublished: ReturnType<typeof compileDeletePublishedOutboxEvents>;
+  };
+
   // Through the library's SqlRunner, not TypeORM's query(): a client whose backend was terminated
-  // is destroyed rather than handed to the next statement (DESIGN §3.5).
-  constructor(private readonly sql: SqlRunner) {}
+  // is destroyed rather than handed to the next statement (DESIGN §3.5). Sent unnamed, as before
+  // (SqlRunner.query): their row counts are what most of them answer.
+  constructor(
+    private readonly sql: SqlRunner,
+    @InjectNotificationsRetryDataSource() dataSource: DataSource,
+  ) {
+    this.statements = {
+      claim: compileClaimOutboxEvents(dataSource),
+      markPublished: compileMarkOutboxPublished(dataSource),
+      backOff: compileBackOffOutboxEvents(dataSource),
+      park: compileParkOutboxEvents(dataSource),
+      release: compileReleaseOutboxEvents(dataSource),
+      backlog: compileOutboxBacklog(dataSource),
+      deletePublished: compileDeletePublishedOutboxEvents(dataSource),
+    };
+  }
 
   /**
    * Claims up to `limit` events, oldest first, stamping `token` on them. Only
@@ -53,45 +87,21 @@ export class OutboxRelayRepository {
    * re-checks the claim condition on a row another relay changed meanwhile.
    */
   async claim(token: string, limit: number, claimTtlMs: number): Promise<OutboxEvent[]> {
+    const { claim } = this.statements;
     const { rows } = await this.sql.query<ClaimedRow>(
-      `WITH candidates AS (
-         SELECT o.id
-           FROM notification_outbox o
-          WHERE o.published_at IS NULL
-            AND o.parked_at IS NULL
-            AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= now())
-            AND (o.claim_expires_at IS NULL OR o.claim_expires_at <= now())
-            AND NOT EXISTS (
-                  SELECT 1 FROM notification_outbox older
-                   WHERE older.message_key = o.message_key
-                     AND older.published_at IS NULL
-                     AND older.parked_at IS NULL
-                     AND (older.created_at, older.id) < (o.created_at, o.id))
-          ORDER BY o.created_at, o.id
-          LIMIT $1
-            FOR UPDATE SKIP LOCKED)
-       UPDATE notification_outbox o
-          SET claim_token = $2,
-              claim_expires_at = now() + $3 * interval '1 millisecond',
-              attempts = o.attempts + 1
-         FROM candidates c
-        WHERE o.id = c.id
-       RETURNING o.id, o.topic, o.message_key, o.contract_version, o.payload::text AS payload,
-                 CASE WHEN jsonb_typeof(o.payload -> '${EVENT_SEQUENCE_FIELD}') = 'number'
-                      THEN o.payload ->> '${EVENT_SEQUENCE_FIELD}' END AS sequence,
-                 o.headers, o.created_at, o.attempts`,
-      [limit, token, claimTtlMs],
+      claim.text,
+      claim.values({ limit, claimToken: token, claimTtlMs }),
     );
     return rows
       .map((row): OutboxEvent => ({
         id: row.id,
         topic: row.topic,
-        messageKey: row.message_key,
-        contractVersion: row.contract_version,
+        messageKey: row.messageKey,
+        contractVersion: row.contractVersion,
         sequence: eventSequence(row.sequence),
         payload: row.payload,
         headers: stringHeaders(row.headers),
-        createdAt: row.created_at,
+        createdAt: row.createdAt,
         attempt: row.attempts,
       }))
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
@@ -100,12 +110,10 @@ export class OutboxRelayRepository {
   /** Sets `published_at` on the rows still claimed by `token`; returns how many were. */
   async markPublished(token: string, eventIds: readonly string[]): Promise<number> {
     if (eventIds.length === 0) return 0;
+    const { markPublished } = this.statements;
     return this.affected(
-      `UPDATE notification_outbox
-          SET published_at = now(), claim_token = NULL, claim_expires_at = NULL,
-              next_attempt_at = NULL, last_error = NULL
-        WHERE id = ANY($1::uuid[]) AND claim_token = $2`,
-      [eventIds, token],
+      markPublished,
+      markPublished.values({ ids: [...eventIds], claimToken: token }),
     );
   }
 
@@ -120,51 +128,43 @@ export class OutboxRelayRepository {
     maxMs: number,
   ): Promise<number> {
     if (failures.length === 0) return 0;
+    const { backOff } = this.statements;
     return this.affected(
-      `UPDATE notification_outbox o
-          SET claim_token = NULL, claim_expires_at = NULL, last_error = f.error,
-              next_attempt_at = now() + least($4::float8,
-                $3::float8 * power(2, least(greatest(o.attempts - 1, 0), 30))
-              ) * (0.8 + random() * 0.4) * interval '1 millisecond'
-         FROM unnest($1::uuid[], $2::text[]) AS f(id, error)
-        WHERE o.id = f.id AND o.claim_token = $5`,
-      [ids(failures), errors(failures), baseMs, maxMs, token],
+      backOff,
+      backOff.values({
+        ids: ids(failures),
+        errors: errors(failures),
+        baseMs,
+        maxMs,
+        claimToken: token,
+      }),
     );
   }
 
   /** Permanent failures: parked with their reason; their keys' later events go on. */
   async park(token: string, failures: readonly OutboxFailure[]): Promise<number> {
     if (failures.length === 0) return 0;
+    const { park } = this.statements;
     return this.affected(
-      `UPDATE notification_outbox o
-          SET claim_token = NULL, claim_expires_at = NULL, parked_at = now(), last_error = f.error
-         FROM unnest($1::uuid[], $2::text[]) AS f(id, error)
-        WHERE o.id = f.id AND o.claim_token = $3`,
-      [ids(failures), errors(failures), token],
+      park,
+      park.values({ ids: ids(failures), errors: errors(failures), claimToken: token }),
     );
   }
 
   /** Cut by shutdown: released at once for another relay, with no backoff. */
   async release(token: string, eventIds: readonly string[]): Promise<number> {
     if (eventIds.length === 0) return 0;
-    return this.affected(
-      `UPDATE notification_outbox SET claim_token = NULL, claim_expires_at = NULL
-        WHERE id = ANY($1::uuid[]) AND claim_token = $2`,
-      [eventIds, token],
-    );
+    const { release } = this.statements;
+    return this.affected(release, release.values({ ids: [...eventIds], claimToken: token }));
   }
 
   async backlog(): Promise<OutboxBacklog> {
+    const { backlog } = this.statements;
     const {
       rows: [row],
     } = await this.sql.query<{ unpublished: number; oldest: number; parked: number }>(
-      `SELECT (SELECT count(*) FROM notification_outbox
-                WHERE published_at IS NULL AND parked_at IS NULL)::int AS unpublished,
-              coalesce(extract(epoch FROM now() - (
-                SELECT min(created_at) FROM notification_outbox
-                 WHERE published_at IS NULL AND parked_at IS NULL)), 0)::float8 AS oldest,
-              (SELECT count(*) FROM notification_outbox
-                WHERE parked_at IS NOT NULL AND published_at IS NULL)::int AS parked`,
+      backlog.text,
+      backlog.values({}),
     );
     return {
       unpublished: row.unpublished,
@@ -179,19 +179,12 @@ export class OutboxRelayRepository {
    * candidates. SKIP LOCKED: instances running retention together split the work.
    */
   async deletePublished(retentionMs: number, limit: number): Promise<number> {
-    return this.affected(
-      `DELETE FROM notification_outbox
-        WHERE id IN (SELECT id FROM notification_outbox
-                      WHERE published_at < now() - $1 * interval '1 millisecond'
-                      ORDER BY published_at
-                      LIMIT $2
-                        FOR UPDATE SKIP LOCKED)`,
-      [retentionMs, limit],
-    );
+    const { deletePublished } = this.statements;
+    return this.affected(deletePublished, deletePublished.values({ retentionMs, limit }));
   }
 
-  private async affected(sql: string, parameters: unknown[]): Promise<number> {
-    return (await this.sql.query(sql, parameters)).rowCount;
+  private async affected(statement: SqlStatement, values: unknown[]): Promise<number> {
+    return (await this.sql.query(statement.text, values)).rowCount;
   }
 }
 

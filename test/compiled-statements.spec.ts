@@ -3,30 +3,39 @@ import { join } from 'node:path';
 import type { DataSource, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
 import { DistributedLockEntity } from '../libs/notifications-retry/src/persistence/distributed-lock.entity';
 import { NotificationChannelPauseEntity } from '../libs/notifications-retry/src/persistence/notification-channel-pause.entity';
+import { NotificationOutboxEntity } from '../libs/notifications-retry/src/persistence/notification-outbox.entity';
 import { NotificationOperatorActionEntity } from '../libs/notifications-retry/src/persistence/notification-operator-action.entity';
 import { NotificationRedrivenRowEntity } from '../libs/notifications-retry/src/persistence/notification-redriven-row.entity';
 import { NotificationEntity } from '../libs/notifications-retry/src/persistence/notification.entity';
 import type { BoundStatement } from '../libs/notifications-retry/src/persistence/sql/sql-statement';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
-const OPERATIONS_SQL_DIR = join(__dirname, '../libs/notifications-retry/src/operations/sql');
+/** The folders of statements compiled from the entities outside the cycle's persistence/sql/. */
+const STATEMENT_DIRS = ['operations/sql', 'outbox/sql'].map((dir) =>
+  join(__dirname, '../libs/notifications-retry/src', dir),
+);
 /** Fragments shared by several statements, not statements of their own. */
 const FRAGMENT_FILES = new Set(['terminal-filter.sql.ts']);
 
+function statementFiles(): string[] {
+  return STATEMENT_DIRS.flatMap((dir) =>
+    readdirSync(dir)
+      .filter((file) => file.endsWith('.sql.ts') && !FRAGMENT_FILES.has(file))
+      .map((file) => join(dir, file)),
+  ).sort();
+}
+
 type Compiler = (dataSource: DataSource) => BoundStatement<string>;
 
-/** Every `compileXxx` of operations/sql/, found by reading the folder: a new statement is checked without listing it here. */
-function operationsCompilers(): Array<{ file: string; name: string; compile: Compiler }> {
-  return readdirSync(OPERATIONS_SQL_DIR)
-    .filter((file) => file.endsWith('.sql.ts') && !FRAGMENT_FILES.has(file))
-    .sort()
-    .flatMap((file) => {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const exports = require(join(OPERATIONS_SQL_DIR, file)) as Record<string, unknown>;
-      return Object.entries(exports)
-        .filter(([name, value]) => name.startsWith('compile') && typeof value === 'function')
-        .map(([name, value]) => ({ file, name, compile: value as Compiler }));
-    });
+/** Every `compileXxx` of those folders, found by reading them: a new statement is checked without listing it here. */
+function compilers(): Array<{ file: string; name: string; compile: Compiler }> {
+  return statementFiles().flatMap((file) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const exports = require(file) as Record<string, unknown>;
+    return Object.entries(exports)
+      .filter(([name, value]) => name.startsWith('compile') && typeof value === 'function')
+      .map(([name, value]) => ({ file, name, compile: value as Compiler }));
+  });
 }
 
 /** Highest `$k` of a text: the parameter count PREPARE must infer types for. */
@@ -34,10 +43,10 @@ function placeholderCount(text: string): number {
   return Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])));
 }
 
-/** PREPAREs every operations statement on `runner`'s connection (parse, name resolution, typing, planning); returns the failures. */
+/** PREPAREs every statement on `runner`'s connection (parse, name resolution, typing, planning); returns the failures. */
 async function prepareAll(runner: QueryRunner, dataSource: DataSource): Promise<string[]> {
   const failures: string[] = [];
-  for (const [index, { name, compile }] of operationsCompilers().entries()) {
+  for (const [index, { name, compile }] of compilers().entries()) {
     const statement = compile(dataSource);
     const ok = `sp_${index}`;
     await runner.query(`SAVEPOINT ${ok}`);
@@ -53,16 +62,17 @@ async function prepareAll(runner: QueryRunner, dataSource: DataSource): Promise<
   return failures;
 }
 
-/** The entities the operations' statements read and write. */
+/** The entities those statements read and write. */
 const OPERATIONS_ENTITIES: Array<EntityTarget<ObjectLiteral>> = [
   NotificationEntity,
   NotificationChannelPauseEntity,
   NotificationOperatorActionEntity,
   NotificationRedrivenRowEntity,
   DistributedLockEntity,
+  NotificationOutboxEntity,
 ];
 
-describe('operations SQL: compiled from the entities (real PostgreSQL)', () => {
+describe('operations and outbox SQL: compiled from the entities (real PostgreSQL)', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
 
@@ -76,16 +86,13 @@ describe('operations SQL: compiled from the entities (real PostgreSQL)', () => {
   });
 
   it('finds one compiler in each statement file', () => {
-    const compilers = operationsCompilers();
-    const files = readdirSync(OPERATIONS_SQL_DIR).filter(
-      (file) => file.endsWith('.sql.ts') && !FRAGMENT_FILES.has(file),
-    );
-    expect(compilers.map((c) => c.file)).toEqual([...files].sort());
-    expect(compilers.length).toBeGreaterThan(0);
+    const found = compilers();
+    expect(found.map((c) => c.file)).toEqual(statementFiles());
+    expect(found.length).toBeGreaterThan(0);
   });
 
   it('binds as many values as each statement has placeholders', () => {
-    for (const { name, compile } of operationsCompilers()) {
+    for (const { name, compile } of compilers()) {
       const statement = compile(dataSource);
       const bound = statement.values({});
       expect({ name, count: bound.length }).toEqual({
