@@ -37,6 +37,12 @@ export interface RetryDatabaseHarness {
    * `await expect(t.start(config)).rejects.toThrow(...)` asserts it.
    */
   start(config?: RetryAppConfig): Promise<RetryTestApp>;
+  /**
+   * A clean-up to run after all tests, once the harness has closed its apps and
+   * before it drops the database: for what the spec opened on it (a pg Client).
+   * A spec's own `afterAll` would run after the drop.
+   */
+  teardown(cleanup: () => unknown): void;
 }
 
 /** What `useRetryTestApp` hands a test file: the app, its database, and seed helpers. */
@@ -58,6 +64,7 @@ function appTracker(url: () => string) {
   let inTest = false;
   const perTest: RetryTestApp[] = [];
   const perDescribe: RetryTestApp[] = [];
+  const cleanups: Array<() => unknown> = [];
   const closeAll = async (apps: RetryTestApp[]) => {
     const errors: unknown[] = [];
     while (apps.length)
@@ -82,7 +89,12 @@ function appTracker(url: () => string) {
       (inTest ? perTest : perDescribe).push(app);
       return app;
     },
-    closeStarted: () => closeAll(perDescribe),
+    teardown: (cleanup: () => unknown) => void cleanups.push(cleanup),
+    /** Closes the apps started outside tests, then runs the teardowns, last registered first. */
+    async closeStarted(): Promise<void> {
+      await closeAll(perDescribe);
+      while (cleanups.length) await cleanups.pop()!();
+    },
   };
 }
 
@@ -106,6 +118,7 @@ export function useRetryDatabase(): RetryDatabaseHarness {
       return ds;
     },
     start: (config) => apps.start(config),
+    teardown: apps.teardown,
   };
   beforeAll(async () => {
     ({ db, dataSource: ds } = await createMigratedDatabase());
@@ -143,6 +156,7 @@ export function useRetryTestApp(config: UseRetryTestAppConfig = {}): RetryTestBu
       return bundle.app.dataSource;
     },
     start: (extra) => apps.start(extra),
+    teardown: apps.teardown,
     async dueRows(count, channel = 'email') {
       const now = bundle.app.clock.now();
       const ids = Array.from({ length: count }, () => randomUUID());
