@@ -59,8 +59,11 @@ export interface UseRetryTestAppConfig extends RetryAppConfig {
   readonly database?: RetryDatabaseHarness;
 }
 
-/** Registers the hooks that own the apps `start` returns; call inside a describe. */
-function appTracker(url: () => string) {
+/**
+ * Registers the hooks that own the apps `start` returns; call inside a describe.
+ * `afterTestApps` runs once a test's own apps are closed.
+ */
+function appTracker(url: () => string, afterTestApps: () => void = () => undefined) {
   let inTest = false;
   const perTest: RetryTestApp[] = [];
   const perDescribe: RetryTestApp[] = [];
@@ -79,7 +82,9 @@ function appTracker(url: () => string) {
   });
   afterEach(async () => {
     inTest = false;
+    if (perTest.length === 0) return;
     await closeAll(perTest);
+    afterTestApps();
   });
   return {
     async start(config: RetryAppConfig = {}): Promise<RetryTestApp> {
@@ -142,7 +147,12 @@ export function useRetryTestApp(config: UseRetryTestAppConfig = {}): RetryTestBu
   const { channels, database, ...appConfig } = config;
   let app: RetryTestApp | undefined;
   let db: TestDatabase | undefined;
-  const apps = appTracker(() => bundle.db.url);
+  // Nest's logger is one per process: each app takes it over when it starts. Once a test's own
+  // apps are closed, the file's app gets it back, so later tests read their lines in `app.logs`.
+  const apps = appTracker(
+    () => bundle.db.url,
+    () => app?.module.useLogger(app.logs),
+  );
   const bundle: RetryTestBundle = {
     get app() {
       if (!app) throw new Error('useRetryTestApp: the app exists only inside tests');
