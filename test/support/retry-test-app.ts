@@ -39,8 +39,9 @@ export interface RetryDatabaseHarness {
   start(config?: RetryAppConfig): Promise<RetryTestApp>;
   /**
    * A clean-up to run after all tests, once the harness has closed its apps and
-   * before it drops the database: for what the spec opened on it (a pg Client).
-   * A spec's own `afterAll` would run after the drop.
+   * before it drops the database: for what the spec opened on it (a pg Client,
+   * a pooler in front of it). A spec's own `afterAll` would run after the drop.
+   * Last registered, first run.
    */
   teardown(cleanup: () => unknown): void;
 }
@@ -57,6 +58,12 @@ export interface UseRetryTestAppConfig extends RetryAppConfig {
   readonly channels?: readonly ChannelFixture[];
   /** Share the database of an enclosing describe's harness instead of creating one. */
   readonly database?: RetryDatabaseHarness;
+  /**
+   * `false`: no reset and no channels before each test; the tests share what the
+   * ones before them left (the app's log lines from start-up, say) and the spec
+   * arranges its rows itself. Default `true`.
+   */
+  readonly reset?: boolean;
 }
 
 /**
@@ -95,9 +102,10 @@ function appTracker(url: () => string, afterTestApps: () => void = () => undefin
       return app;
     },
     teardown: (cleanup: () => unknown) => void cleanups.push(cleanup),
-    /** Closes the apps started outside tests, then runs the teardowns, last registered first. */
-    async closeStarted(): Promise<void> {
-      await closeAll(perDescribe);
+    /** Closes the apps started outside tests. */
+    closeStarted: () => closeAll(perDescribe),
+    /** Runs the teardowns, last registered first. */
+    async runTeardowns(): Promise<void> {
       while (cleanups.length) await cleanups.pop()!();
     },
   };
@@ -130,6 +138,7 @@ export function useRetryDatabase(): RetryDatabaseHarness {
   });
   afterAll(async () => {
     await apps.closeStarted();
+    await apps.runTeardowns();
     await ds?.destroy();
     await db?.drop();
   });
@@ -144,7 +153,7 @@ export function useRetryDatabase(): RetryDatabaseHarness {
  * at the top of a `describe`; read the bundle inside tests.
  */
 export function useRetryTestApp(config: UseRetryTestAppConfig = {}): RetryTestBundle {
-  const { channels, database, ...appConfig } = config;
+  const { channels, database, reset = true, ...appConfig } = config;
   let app: RetryTestApp | undefined;
   let db: TestDatabase | undefined;
   // Nest's logger is one per process: each app takes it over when it starts. Once a test's own
@@ -187,6 +196,7 @@ export function useRetryTestApp(config: UseRetryTestAppConfig = {}): RetryTestBu
     app = await startRetryTestApp({ ...appConfig, url });
   });
   beforeEach(async () => {
+    if (!reset) return;
     await bundle.app.reset();
     bundle.app.provider?.respondWith((message) => ({
       providerMessageId: `scripted-${message.id}`,
@@ -196,10 +206,8 @@ export function useRetryTestApp(config: UseRetryTestAppConfig = {}): RetryTestBu
   afterAll(async () => {
     await apps.closeStarted();
     await app?.close();
+    await apps.runTeardowns();
     if (!database) await db?.drop();
   });
   return bundle;
 }
-
-/** @deprecated Transitional: removed once every spec is on useRetryTestApp / useRetryDatabase. */
-export { startRetryTestApp as createRetryTestApp } from './retry-test-app.start';
