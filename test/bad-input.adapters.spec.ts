@@ -7,16 +7,8 @@ import {
   type SendResult,
 } from '@pin/notifications-retry';
 import { completed } from './support/cycle-reports';
-import {
-  insertChannel,
-  insertNotification,
-  minutesAgo,
-  outboxEvents,
-  readNotification,
-  resetTables,
-} from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 /**
  * Hands back whatever the test scripts, exactly: no `async`, no `await`, so a
@@ -46,37 +38,31 @@ class RawAdapter extends ProviderAdapter {
  * (retriable, or untouched and due) and the other row of the cycle is sent.
  */
 describe('bad input: adapter results (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryTestApp({
+    options: { concurrency: 2 },
+    adapters: [RawAdapter],
+    channels: [{ key: 'email', providerKey: 'raw', maxAttempts: 3 }],
+  });
   let app: RetryTestApp;
   let ds: DataSource;
   let adapter: RawAdapter;
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({
-      url: db.url,
-      options: { concurrency: 2 },
-      adapters: [RawAdapter],
-    });
-    ds = app.dataSource;
+  beforeAll(() => {
+    ({ app, ds } = t);
     adapter = app.module.get(RawAdapter);
     process.on('unhandledRejection', onUnhandled);
   });
 
-  afterAll(async () => {
+  afterAll(() => {
     process.off('unhandledRejection', onUnhandled);
-    await app?.close();
-    await db?.drop();
   });
 
-  beforeEach(async () => {
-    await resetTables(ds);
-    app.logs.entries.length = 0;
+  beforeEach(() => {
+    // The harness has reset the tables, the log lines and the clock, and inserted the channel.
     unhandled.length = 0;
     adapter.badCalls = 0;
-    await insertChannel(ds, { key: 'email', providerKey: 'raw', maxAttempts: 3 });
   });
 
   /** One row answered by `behaviour`, one ordinary row; runs a cycle. */

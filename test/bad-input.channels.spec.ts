@@ -12,8 +12,7 @@ import {
   minutesAgo,
   readNotification,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 interface DriverError {
   readonly code?: string;
@@ -60,32 +59,16 @@ const validSms = (overrides: Partial<Record<keyof ChannelConfig, unknown>> = {})
  * are the rest, and the same rules applied to what a custom ChannelCatalog returns.
  */
 describe('bad input: channel configurations (real PostgreSQL)', () => {
-  let db: TestDatabase;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-
-  afterAll(async () => {
-    await db?.drop();
-  });
+  // One database; each describe below has its own app on it.
+  const database = useRetryDatabase();
 
   describe('notification_channels rows (the default catalog)', () => {
+    const t = useRetryTestApp({ database, options: { concurrency: 2 } });
     let app: RetryTestApp;
     let ds: DataSource;
 
-    beforeAll(async () => {
-      app = await createRetryTestApp({ url: db.url, options: { concurrency: 2 } });
-      ds = app.dataSource;
-    });
-
-    afterAll(async () => {
-      await app?.close();
-    });
-
-    beforeEach(async () => {
-      await app.reset();
-      await insertChannel(ds, { key: 'email' });
+    beforeAll(() => {
+      ({ app, ds } = t);
     });
 
     async function expectSkippedAndOthersSent(
@@ -168,24 +151,17 @@ describe('bad input: channel configurations (real PostgreSQL)', () => {
   });
 
   describe('a custom ChannelCatalog (configs from code, validated by the same rules)', () => {
+    const t = useRetryTestApp({
+      database,
+      options: { concurrency: 2 },
+      extensions: { channelCatalog: TeamChannelCatalog },
+      channels: [],
+    });
     let app: RetryTestApp;
     let ds: DataSource;
 
-    beforeAll(async () => {
-      app = await createRetryTestApp({
-        url: db.url,
-        options: { concurrency: 2 },
-        extensions: { channelCatalog: TeamChannelCatalog },
-      });
-      ds = app.dataSource;
-    });
-
-    afterAll(async () => {
-      await app?.close();
-    });
-
-    beforeEach(async () => {
-      await app.reset();
+    beforeAll(() => {
+      ({ app, ds } = t);
     });
 
     async function dueRow(channel: string): Promise<string> {

@@ -8,8 +8,7 @@ import {
   outboxEvents,
   readNotification,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 /**
  * The database says no in the middle of a unit of work or of the cycle. The
@@ -19,24 +18,16 @@ import { createTestDatabase, type TestDatabase } from './support/test-database';
  * rows of the cycle are sent.
  */
 describe('bad input: database errors (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   let app: RetryTestApp;
   let ds: DataSource;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     // Every session of the app gets a short statement timeout, as a cautious DBA would set one.
     // Set before the app connects: the pool's sessions read it at connect time.
-    const bootstrap = await createRetryTestApp({ url: db.url });
-    await bootstrap.dataSource.query(`ALTER DATABASE ${db.name} SET statement_timeout = '1s'`);
-    await bootstrap.close();
-    app = await createRetryTestApp({ url: db.url, options: { concurrency: 2 } });
+    await t.ds.query(`ALTER DATABASE ${t.db.name} SET statement_timeout = '1s'`);
+    app = await t.start({ options: { concurrency: 2 } });
     ds = app.dataSource;
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
   });
 
   beforeEach(async () => {

@@ -8,8 +8,7 @@ import {
   outboxEvents,
   readNotification,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 /** The driver's error under TypeORM's QueryFailedError: SQLSTATE, constraint, column. */
 interface DriverError {
@@ -37,25 +36,19 @@ const TEN_MB = 10 * 1024 * 1024;
  * on with the rest.
  */
 describe('bad input: notifications rows (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryTestApp({
+    options: { concurrency: 2 },
+    channels: [{ key: 'email', maxAttempts: 3 }],
+  });
   let app: RetryTestApp;
   let ds: DataSource;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url, options: { concurrency: 2 } });
-    ds = app.dataSource;
+  beforeAll(() => {
+    ({ app, ds } = t);
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(async () => {
-    await app.reset();
+  beforeEach(() => {
     app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
-    await insertChannel(ds, { key: 'email', maxAttempts: 3 });
   });
 
   /** A due, ordinary row: proof that the worker carried on with the rest. */

@@ -4,8 +4,7 @@ import { RetryMetricName, RetryWorkerHealthIndicator } from '@pin/notifications-
 import { completed } from './support/cycle-reports';
 import { insertChannel, insertNotification, minutesAgo } from './support/fixtures';
 import { parsePrometheusText } from './support/prometheus-text';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 const YEARLY = '0 0 0 1 1 *';
 
@@ -31,23 +30,16 @@ async function excludedChannelsGauge(reason: string): Promise<number> {
  * floods the log nor grows the metric series without bound.
  */
 describe('channel exclusions you can see (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   let ds: DataSource;
   let app: RetryTestApp;
 
   beforeAll(async () => {
-    const migrated = await createMigratedDatabase();
-    db = migrated.db;
-    ds = migrated.dataSource;
+    ds = t.ds;
     // Present at start-up: the worker (enabled, on a schedule that will not fire) checks the catalog.
     await insertChannel(ds, { key: 'slow', timeoutMs: 600_000 });
-    app = await createRetryTestApp({ url: db.url, options: { enabled: true, cron: YEARLY } });
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await ds?.destroy();
-    await db?.drop();
+    // One app for the file: the first test reads what it logged at start-up.
+    app = await t.start({ options: { enabled: true, cron: YEARLY } });
   });
 
   it('warns at start-up about an enabled channel whose timeout cannot fit the lease', () => {

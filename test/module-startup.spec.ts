@@ -24,13 +24,9 @@ import {
   minutesAgo,
   readNotification,
 } from './support/fixtures';
-import { adaptersModule, createRetryTestApp } from './support/retry-test-app';
+import { adaptersModule, useRetryDatabase } from './support/retry-test-app';
 import { ScriptedProviderAdapter } from './support/scripted-provider-adapter';
-import {
-  createMigratedDatabase,
-  dataSourceOptions,
-  type TestDatabase,
-} from './support/test-database';
+import { dataSourceOptions } from './support/test-database';
 
 @Injectable()
 @NotificationProvider('scripted')
@@ -76,18 +72,17 @@ class StaticChannelCatalog extends ChannelCatalog {
 }
 
 describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   let ds: DataSource;
 
-  beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
+  beforeAll(() => {
+    ds = t.ds;
   });
 
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
-  });
-
+  /**
+   * The module as a host imports it, nothing of the harness's (no schedule, clock or sink
+   * overrides, no logger): built, started and closed here, so it resolves to nothing.
+   */
   async function boot(
     options: NotificationsRetryModuleOptions,
     adapters: unknown[] = [ScriptedProviderAdapter],
@@ -95,7 +90,7 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
   ) {
     const module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(dataSourceOptions(db.url, { extra: { max: poolSize } })),
+        TypeOrmModule.forRoot(dataSourceOptions(t.db.url, { extra: { max: poolSize } })),
         NotificationsRetryModule.forRoot({ enabled: false, ...options }),
         adaptersModule(adapters as never[]),
       ],
@@ -128,7 +123,7 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
   it('validates forRootAsync options the same way', async () => {
     const module = Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(dataSourceOptions(db.url)),
+        TypeOrmModule.forRoot(dataSourceOptions(t.db.url)),
         NotificationsRetryModule.forRootAsync({
           useFactory: () => ({ enabled: false, maxCycleDurationMs: 100_000 }),
         }),
@@ -142,7 +137,7 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
   it('resolves forRootAsync options with the documented defaults', async () => {
     const module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(dataSourceOptions(db.url)),
+        TypeOrmModule.forRoot(dataSourceOptions(t.db.url)),
         NotificationsRetryModule.forRootAsync({ useFactory: () => ({ enabled: false }) }),
       ],
     }).compile();
@@ -218,40 +213,26 @@ describe('NotificationsRetryModule start-up (real PostgreSQL)', () => {
   });
 
   it('where the worker runs, decides at start whether statements are named, and logs why', async () => {
-    const app = await createRetryTestApp({
-      url: db.url,
-      options: { enabled: true, cron: '0 0 0 1 1 *' },
-    });
-    try {
-      // Before any cycle: a direct connection, so the server's own backend key.
-      expect(app.logs.events('prepared-statements')).toEqual([
-        expect.objectContaining({
-          named: true,
-          reason: 'direct-connection',
-          preparedStatements: 'auto',
-        }),
-      ]);
-    } finally {
-      await app.close();
-    }
+    const app = await t.start({ options: { enabled: true, cron: '0 0 0 1 1 *' } });
+    // Before any cycle: a direct connection, so the server's own backend key.
+    expect(app.logs.events('prepared-statements')).toEqual([
+      expect.objectContaining({
+        named: true,
+        reason: 'direct-connection',
+        preparedStatements: 'auto',
+      }),
+    ]);
   });
 
   it('uses a ChannelCatalog a team provides instead of the table', async () => {
-    const app = await createRetryTestApp({
-      url: db.url,
-      extensions: { channelCatalog: StaticChannelCatalog },
+    const app = await t.start({ extensions: { channelCatalog: StaticChannelCatalog } });
+    const id = await insertNotification(ds, {
+      channel: 'sms',
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(app.clock.now(), 1),
     });
-    try {
-      const id = await insertNotification(ds, {
-        channel: 'sms',
-        status: 'Failed',
-        nextAttemptAt: minutesAgo(app.clock.now(), 1),
-      });
-      const report = await app.cycles.runCycle();
-      expect(report).toMatchObject({ status: 'completed', counts: { sent: 1 } });
-      expect((await readNotification(ds, id)).status).toBe('Sent');
-    } finally {
-      await app.close();
-    }
+    const report = await app.cycles.runCycle();
+    expect(report).toMatchObject({ status: 'completed', counts: { sent: 1 } });
+    expect((await readNotification(ds, id)).status).toBe('Sent');
   });
 });

@@ -6,8 +6,7 @@ import {
   type RetryWorkerHealth,
 } from '@pin/notifications-retry';
 import { parsePrometheusText } from './support/prometheus-text';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 // The shortest schedule cron has: staleness is three seconds, so the tests see it happen.
 const EVERY_SECOND = '* * * * * *';
@@ -34,19 +33,18 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number):
  * Two instances run the real schedule (every second) against one database.
  */
 describe('observability: health across instances (real PostgreSQL, the schedule running)', () => {
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   const registries = new Map<string, Registry>();
-  const apps: RetryTestApp[] = [];
   let admin: Client;
 
+  /** An instance on the schedule; the harness closes it (after the test that started it, if one did). */
   async function startInstance(
     instanceId: string,
     options: { enabled?: boolean; cron?: string } = {},
   ): Promise<RetryTestApp> {
     const registry = new Registry();
     registries.set(instanceId, registry);
-    const app = await createRetryTestApp({
-      url: db.url,
+    return t.start({
       clock: 'database',
       options: {
         enabled: true,
@@ -57,8 +55,6 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
         ...options,
       },
     });
-    apps.push(app);
-    return app;
   }
 
   async function metric(instanceId: string, name: string): Promise<number> {
@@ -95,11 +91,11 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
   let b: RetryTestApp;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     a = await startInstance('instance-a');
     b = await startInstance('instance-b');
-    admin = new Client({ connectionString: db.url });
+    admin = new Client({ connectionString: t.db.url });
     await admin.connect();
+    t.teardown(() => admin.end());
     await until(async () => ((await record()).at ? true : undefined), 10_000);
   });
 
@@ -111,12 +107,6 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
         ((await a.workerHealth.health()).healthy && (await b.workerHealth.health()).healthy) || undefined,
       10_000,
     );
-  });
-
-  afterAll(async () => {
-    await admin?.end();
-    for (const app of apps) await app.close();
-    await db?.drop();
   });
 
   it('is up on every instance while one of them completes cycles, the record naming it', async () => {
@@ -134,7 +124,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
   });
 
   it('goes down on every instance within healthStaleMultiple intervals while a stuck session keeps the lease row locked, and the last-cycle metric stops', async () => {
-    const stuck = new Client({ connectionString: db.url });
+    const stuck = new Client({ connectionString: t.db.url });
     await stuck.connect();
     try {
       await stuck.query('BEGIN');
@@ -253,7 +243,7 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
   });
 
   it('answers within a second, down and saying why, while the read of the record hangs, and one read waits at most', async () => {
-    const locker = new Client({ connectionString: db.url });
+    const locker = new Client({ connectionString: t.db.url });
     await locker.connect();
     try {
       await locker.query('BEGIN');

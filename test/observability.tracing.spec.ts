@@ -27,13 +27,12 @@ import {
   personalValues,
   type PersonalValues,
 } from './support/personal-data';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 import {
   ScriptedProviderAdapter,
   scriptedAdapterFor,
   type ScriptedAdapter,
 } from './support/scripted-provider-adapter';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
 
 const SmsGatewayAdapter = scriptedAdapterFor('sms-gateway');
 const CYCLE_SPAN = 'notifications.retry.cycle';
@@ -54,7 +53,7 @@ describe('observability: OpenTelemetry spans of the retry cycle', () => {
   const marker = personalMarker();
   const seeded: PersonalValues[] = [];
   const behaviours = new Map<string, Outcome>();
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   let app: RetryTestApp;
   let sms: ScriptedAdapter;
 
@@ -78,9 +77,8 @@ describe('observability: OpenTelemetry spans of the retry cycle', () => {
   beforeAll(async () => {
     expect(trace.setGlobalTracerProvider(tracerProvider)).toBe(true);
     expect(propagation.setGlobalPropagator(new W3CTraceContextPropagator())).toBe(true);
-    db = await createTestDatabase();
-    app = await createRetryTestApp({
-      url: db.url,
+    // One app for the file: the nested describes arrange their cycles in their own beforeAll.
+    app = await t.start({
       options: { concurrency: 2 },
       adapters: [ScriptedProviderAdapter, SmsGatewayAdapter],
     });
@@ -90,8 +88,7 @@ describe('observability: OpenTelemetry spans of the retry cycle', () => {
   });
 
   afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+    // After the harness has closed the app and dropped the database.
     await tracerProvider.shutdown();
     trace.disable();
     propagation.disable();

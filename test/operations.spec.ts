@@ -24,13 +24,15 @@ import {
   operatorActions,
   statusCounts,
 } from './support/operations-fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 const operator = { actor: 'ops:test', reason: 'provider fixed the template' };
 
 describe('operations: terminal failures, redrive, pauses, lease release (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryTestApp({
+    options: { batchSize: 50 },
+    channels: [{ key: 'email' }, { key: 'sms' }],
+  });
   let app: RetryTestApp;
   let ds: DataSource;
   let terminal: TerminalFailures;
@@ -39,10 +41,8 @@ describe('operations: terminal failures, redrive, pauses, lease release (real Po
   let leases: LeaseRelease;
   let status: OperationsStatus;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url, options: { batchSize: 50 } });
-    ds = app.dataSource;
+  beforeAll(() => {
+    ({ app, ds } = t);
     terminal = app.module.get(TerminalFailures);
     redrive = app.module.get(TerminalRedrive);
     pauses = app.module.get(ChannelPauses);
@@ -50,15 +50,7 @@ describe('operations: terminal failures, redrive, pauses, lease release (real Po
     status = app.module.get(OperationsStatus);
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(async () => {
-    await app.reset();
-    await insertChannel(ds, { key: 'email' });
-    await insertChannel(ds, { key: 'sms' });
+  beforeEach(() => {
     // Redriven rows are due at the database's now(): the cycle's clock must not lag behind it.
     app.clock.set(new Date(Date.now() + 60_000));
   });

@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import type { DataSource } from 'typeorm';
 import { NatsJetStreamOutboxPublisher } from '@pin/notifications-retry';
 import {
   addStream,
@@ -15,29 +14,25 @@ import {
   outboxRows,
   RecordingOutboxPublisher,
 } from './support/outbox-fixtures';
-import { createRetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase } from './support/retry-test-app';
 
 const CHILD = join(__dirname, 'outbox-relay.kill-child.ts');
 
 describe('outbox relay killed between the broker ack and published_at', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
+  const t = useRetryDatabase();
   let nats: RunningNatsServer;
 
   beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
     nats = await startNatsServer();
     await addStream(nats.url, 'KILL', ['kill.>']);
   });
 
   afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
     await nats?.stop();
   });
 
   it('publishes again after the claim lapses and the consumer still gets each event id once', async () => {
+    const { db, ds } = t;
     const ids = await insertOutboxEvents(
       ds,
       Array.from({ length: 25 }, (_, i) => ({
@@ -84,8 +79,7 @@ describe('outbox relay killed between the broker ack and published_at', () => {
       stream: 'KILL',
     });
     const publisher = new RecordingOutboxPublisher(natsPublisher);
-    const app = await createRetryTestApp({
-      url: db.url,
+    const app = await t.start({
       options: {
         metrics: { registry: new Registry() },
         outboxRelay: { enabled: true, pollIntervalMs: 100 },
@@ -99,6 +93,7 @@ describe('outbox relay killed between the broker ack and published_at', () => {
         45_000,
       );
     } finally {
+      // The relay stops before the publisher it was given (not Nest's to close) disconnects.
       await app.close();
       await natsPublisher.onApplicationShutdown();
     }

@@ -16,25 +16,22 @@ import {
   type RunningNatsServer,
 } from './support/nats-server';
 import { insertOutboxEvents, outboxRows } from './support/outbox-fixtures';
-import { createRetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase } from './support/retry-test-app';
 
 const DAY_MS = 86_400_000;
 
 describe('outbox retention and the relay configuration', () => {
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   let ds: DataSource;
   let nats: RunningNatsServer;
 
   beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
+    ds = t.ds;
     nats = await startNatsServer();
     await addStream(nats.url, 'PIN', ['pin.>']);
   });
 
   afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
     await nats?.stop();
   });
 
@@ -48,8 +45,7 @@ describe('outbox retention and the relay configuration', () => {
     const publisher = new NatsJetStreamOutboxPublisher(options);
     try {
       await expect(
-        createRetryTestApp({
-          url: db.url,
+        t.start({
           options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
           extensions: { outboxPublisher: { useValue: publisher } },
         }),
@@ -75,8 +71,7 @@ describe('outbox retention and the relay configuration', () => {
       { key: randomUUID(), createdAt: old, parkedAt: old },
       { key: randomUUID(), createdAt: old },
     ]);
-    const app = await createRetryTestApp({
-      url: db.url,
+    const app = await t.start({
       // The relay is off: retention is a method any instance may call; the timer runs only with the relay.
       options: { outboxRelay: { retentionMs: 7 * DAY_MS, retentionBatchSize: 2 } },
     });
@@ -93,7 +88,6 @@ describe('outbox retention and the relay configuration', () => {
       }
     } finally {
       spy.mockRestore();
-      await app.close();
     }
     // 2 + 2 + 1, then the empty second run.
     expect(deleteStatements).toHaveLength(4);
@@ -103,9 +97,7 @@ describe('outbox retention and the relay configuration', () => {
   });
 
   it('a relay enabled without a publisher stops start-up naming the option', async () => {
-    await expect(
-      createRetryTestApp({ url: db.url, options: { outboxRelay: { enabled: true } } }),
-    ).rejects.toThrow(
+    await expect(t.start({ options: { outboxRelay: { enabled: true } } })).rejects.toThrow(
       new InvalidModuleOptionsError(
         'outboxRelay.enabled',
         true,
@@ -120,8 +112,7 @@ describe('outbox retention and the relay configuration', () => {
       subjectPrefix: 'nowhere',
     });
     try {
-      const start = createRetryTestApp({
-        url: db.url,
+      const start = t.start({
         options: { metrics: { registry: new Registry() }, outboxRelay: { enabled: true } },
         extensions: { outboxPublisher: { useValue: publisher } },
       });
@@ -165,8 +156,7 @@ describe('outbox retention and the relay configuration', () => {
       createStream: true,
       outboxRelay,
     });
-    const app = await createRetryTestApp({
-      url: db.url,
+    const app = await t.start({
       options: { metrics: { registry: new Registry() }, outboxRelay },
       extensions: { outboxPublisher: { useValue: publisher } },
     });
@@ -181,6 +171,7 @@ describe('outbox retention and the relay configuration', () => {
         duplicateWindowMs: 177_000,
       });
     } finally {
+      // The relay stops before the publisher it was given (not Nest's to close) disconnects.
       await app.close();
       await publisher.onApplicationShutdown();
     }
@@ -244,8 +235,7 @@ describe('outbox retention and the relay configuration', () => {
       servers: 'nats://127.0.0.1:1',
       connectTimeoutMs: 500,
     });
-    const app = await createRetryTestApp({
-      url: db.url,
+    const app = await t.start({
       options: {
         metrics: { registry: new Registry() },
         outboxRelay: { enabled: true, pollIntervalMs: 60_000 },
@@ -256,6 +246,7 @@ describe('outbox retention and the relay configuration', () => {
       const warning = app.logs.events('outbox-publisher-unreachable')[0];
       expect(warning).toMatchObject({ servers: ['"nats://127.0.0.1:1"'] });
     } finally {
+      // The relay stops before the publisher it was given (not Nest's to close) disconnects.
       await app.close();
       await publisher.onApplicationShutdown();
     }

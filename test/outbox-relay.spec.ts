@@ -24,8 +24,7 @@ import {
   outboxRows,
   RecordingOutboxPublisher,
 } from './support/outbox-fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 const TOPIC = 'pin.notifications.dispatched.v1';
 
@@ -40,7 +39,7 @@ interface RelayApp {
 }
 
 describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   let ds: DataSource;
   let nats: RunningNatsServer;
   const open: RelayApp[] = [];
@@ -49,13 +48,11 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
   let stream: string;
 
   beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
+    ds = t.ds;
     nats = await startNatsServer();
   });
 
   afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
     await nats?.stop();
   });
 
@@ -70,6 +67,7 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
   });
 
   afterEach(async () => {
+    // The harness has closed the apps; this disconnects their publishers (not Nest's to close).
     for (const relayApp of open.splice(0)) await relayApp.close();
   });
 
@@ -85,8 +83,7 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
       ackTimeoutMs: 1_000,
     });
     const publisher = new RecordingOutboxPublisher(publisherFor(natsPublisher));
-    const app = await createRetryTestApp({
-      url: db.url,
+    const app = await t.start({
       options: {
         shutdownGraceMs: 1_000,
         metrics: { registry },
@@ -369,8 +366,7 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
         { key: randomUUID(), padding: 10_000 },
         { key: randomUUID() },
       ]);
-      const app = await createRetryTestApp({
-        url: db.url,
+      const app = await t.start({
         options: {
           metrics: { registry: new Registry() },
           outboxRelay: { enabled: true, pollIntervalMs: 100 },
@@ -383,6 +379,7 @@ describe('outbox relay, against a real nats-server -js and PostgreSQL', () => {
           async () => (await unpublished()) === 0,
         );
       } finally {
+        // The relay stops before the publisher it was given (not Nest's to close) disconnects.
         await app.close();
         await publisher.onApplicationShutdown();
       }

@@ -3,8 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import { register } from 'prom-client';
 import { RetryMetricName } from '@pin/notifications-retry';
 import { waitFor } from './support/deferred';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 /** The host DataSource's pg pool, as TypeORM's postgres driver holds it. */
 const poolOf = (app: RetryTestApp): Pool =>
@@ -23,21 +22,10 @@ async function clientErrorsCounted(): Promise<number> {
  * the process (430 of them in 30 s of pg_terminate_backend storms).
  */
 describe('pg client errors on the host DataSource (real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let app: RetryTestApp;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url });
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
+  const t = useRetryTestApp();
 
   it('gives every client an error listener from the moment the pool creates it, checked out or not', async () => {
-    const pool = poolOf(app);
+    const pool = poolOf(t.app);
     // More clients than the pool holds idle: some are new, made after the module started.
     const clients: PoolClient[] = await Promise.all(
       Array.from({ length: 6 }, () => pool.connect()),
@@ -52,24 +40,24 @@ describe('pg client errors on the host DataSource (real PostgreSQL)', () => {
   });
 
   it('logs and counts an error on a checked-out client whose backend is terminated, and the process lives on', async () => {
-    const pool = poolOf(app);
+    const pool = poolOf(t.app);
     const client = await pool.connect();
     const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
     const before = await clientErrorsCounted();
-    app.logs.entries.length = 0;
+    t.app.logs.entries.length = 0;
 
     try {
       // Checked out, no query running: exactly the moment nobody else listens.
-      await app.dataSource.query('SELECT pg_terminate_backend($1)', [pid]);
-      await waitFor(() => app.logs.events('pg-client-error').length > 0, 10_000);
+      await t.app.dataSource.query('SELECT pg_terminate_backend($1)', [pid]);
+      await waitFor(() => t.app.logs.events('pg-client-error').length > 0, 10_000);
     } finally {
       client.release(new Error('connection terminated'));
     }
 
     // pg reports the server's message (57P01) and then the lost connection: one count each.
     expect(await clientErrorsCounted()).toBeGreaterThan(before);
-    expect(app.logs.events('pg-client-error')[0]).toMatchObject({ code: '57P01' });
+    expect(t.app.logs.events('pg-client-error')[0]).toMatchObject({ code: '57P01' });
     // The pool carries on with fresh connections.
-    expect(await app.dataSource.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+    expect(await t.app.dataSource.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
   });
 });

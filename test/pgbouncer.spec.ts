@@ -5,8 +5,7 @@ import { typeOrmOptions } from '../apps/pin-notifications/src/database/typeorm-o
 import { completed } from './support/cycle-reports';
 import { insertChannel, minutesAgo } from './support/fixtures';
 import { startPgBouncer, type RunningPgBouncer } from './support/pgbouncer';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 import { testServerUrl } from './support/test-server';
 
 // Hundreds of row transactions through a pooler on a machine others load too.
@@ -52,21 +51,16 @@ async function runCyclesUntilIdle(app: RetryTestApp, max: number): Promise<numbe
  * prepared statements are not kept per client.
  */
 describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL)', () => {
-  let db: TestDatabase;
+  // Migrations take a session-level advisory lock: they run on a direct connection, not a pooler.
+  const database = useRetryDatabase();
   /** Straight to PostgreSQL: migrations, fixtures and inspection. */
   let direct: DataSource;
   let bouncer: RunningPgBouncer;
 
   beforeAll(async () => {
-    // Migrations take a session-level advisory lock: they run on a direct connection, not a pooler.
-    ({ db, dataSource: direct } = await createMigratedDatabase());
+    direct = database.ds;
     bouncer = await startPgBouncer({ serverUrl: testServerUrl(), poolSize: 5 });
-  });
-
-  afterAll(async () => {
-    await direct?.destroy();
-    await bouncer?.stop();
-    await db?.drop();
+    database.teardown(() => bouncer.stop());
   });
 
   beforeEach(async () => {
@@ -78,7 +72,7 @@ describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL
 
   it("connects with the host app's TypeORM options (no startup parameter PgBouncer refuses)", async () => {
     const options = {
-      ...(typeOrmOptions(bouncer.urlFor(db.url), 4) as DataSourceOptions),
+      ...(typeOrmOptions(bouncer.urlFor(database.db.url), 4) as DataSourceOptions),
       migrationsRun: false,
     } as DataSourceOptions;
     const ds = new DataSource(options);
@@ -92,14 +86,17 @@ describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL
   });
 
   describe('with the default options', () => {
+    // One app through the pooler for these tests; the rows are the outer beforeEach's to arrange.
+    const t = useRetryTestApp({
+      database,
+      url: (url) => bouncer.urlFor(url),
+      poolSize: 10,
+      reset: false,
+    });
     let app: RetryTestApp;
 
-    beforeAll(async () => {
-      app = await createRetryTestApp({ url: bouncer.urlFor(db.url), poolSize: 10 });
-    });
-
-    afterAll(async () => {
-      await app?.close();
+    beforeAll(() => {
+      ({ app } = t);
     });
 
     it(`delivers ${ROWS} rows at concurrency 4 without a failed statement, on unnamed statements`, async () => {
@@ -152,18 +149,21 @@ describe('through PgBouncer in transaction mode (real PgBouncer, real PostgreSQL
     let single: RunningPgBouncer;
     let app: RetryTestApp;
 
+    // Before the harness starts the app on it; stopped once the harness has closed the app.
     beforeAll(async () => {
       single = await startPgBouncer({ serverUrl: testServerUrl(), poolSize: 1 });
-      app = await createRetryTestApp({
-        url: single.urlFor(db.url),
-        poolSize: 10,
-        options: { preparedStatements: true, concurrency: 2 },
-      });
     });
+    const t = useRetryTestApp({
+      database,
+      url: (url) => single.urlFor(url),
+      poolSize: 10,
+      options: { preparedStatements: true, concurrency: 2 },
+      reset: false,
+    });
+    t.teardown(() => single?.stop());
 
-    afterAll(async () => {
-      await app?.close();
-      await single?.stop();
+    beforeAll(() => {
+      ({ app } = t);
     });
 
     it('switches to unnamed statements at the first prepared-statement error, once, and sends that statement again unnamed', async () => {

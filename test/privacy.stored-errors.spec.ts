@@ -16,8 +16,7 @@ import {
 } from './support/fixtures';
 import { personalMarker } from './support/personal-data';
 import { personalRunsIn } from './support/personal-data-runs';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 interface Row {
   readonly channel: 'email' | 'push' | 'sms';
@@ -43,7 +42,7 @@ const formEncoded = (value: string): string => encodeURIComponent(value).replace
  * outbox, an alert or a log line.
  */
 describe('personal data echoed by a provider (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  const t = useRetryDatabase();
   let app: RetryTestApp;
   let ds: DataSource;
   const marker = personalMarker();
@@ -128,8 +127,8 @@ describe('personal data echoed by a provider (real PostgreSQL)', () => {
   const ids = new Map<string, Row>();
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url, options: { concurrency: 4 } });
+    // One cycle before all tests, which read what it left: an app of the describe, no reset between.
+    app = await t.start({ options: { concurrency: 4 } });
     ds = app.dataSource;
     for (const channel of ['email', 'push', 'sms']) {
       await insertChannel(ds, { key: channel, maxAttempts: 5 });
@@ -149,11 +148,6 @@ describe('personal data echoed by a provider (real PostgreSQL)', () => {
     }
     app.provider.respondWith((message) => ids.get(message.id)!.answer(message));
     completed(await app.cycles.runCycle());
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
   });
 
   const idOf = (n: number): string => [...ids.keys()][n - 1];

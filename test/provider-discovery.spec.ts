@@ -1,5 +1,4 @@
 import { Injectable, Scope, type Provider, type Type } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
 import {
   DuplicateProviderKeyError,
   InvalidProviderAdapterError,
@@ -16,9 +15,8 @@ import {
   readNotification,
   resetTables,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 import { ScriptedProviderAdapter, type ScriptedAdapter } from './support/scripted-provider-adapter';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
 /** A token of the team's own, as a module that provides its adapter under an interface token would use. */
 const SMS_GATEWAY = Symbol('SMS_GATEWAY');
@@ -83,23 +81,12 @@ const forms: ReadonlyArray<[string, () => ProviderForm]> = [
 ];
 
 describe('provider adapter discovery across Nest provider forms (real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
-  let app: RetryTestApp | undefined;
-
-  beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
-  });
+  const t = useRetryDatabase();
+  let app: RetryTestApp;
 
   afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    await resetTables(ds);
-  });
-
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
+    // The harness has closed this test's app.
+    await resetTables(t.ds);
   });
 
   /** Where the worker runs, start-up checks that every enabled channel's provider key is served. */
@@ -109,10 +96,10 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
     'an adapter registered as %s is found: the worker starts and the cycle delivers through it',
     async (_form, make) => {
       const { providers, token } = make();
-      await insertChannel(ds, { key: 'sms', providerKey: 'scripted' });
-      app = await createRetryTestApp({ url: db.url, options: worker, adapters: providers });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'scripted' });
+      app = await t.start({ options: worker, adapters: providers });
       const adapter = app.module.get<ScriptedAdapter>(token);
-      const id = await insertNotification(ds, {
+      const id = await insertNotification(t.ds, {
         channel: 'sms',
         status: 'Failed',
         nextAttemptAt: minutesAgo(app.clock.now(), 1),
@@ -121,16 +108,15 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
       const report = completed(await app.cycles.runCycle());
 
       expect(report.counts).toMatchObject({ sent: 1, processed: 1 });
-      expect((await readNotification(ds, id)).status).toBe('Sent');
+      expect((await readNotification(t.ds, id)).status).toBe('Sent');
       expect(adapter.calls.map((call) => call.message.id)).toEqual([id]);
     },
   );
 
   it('an instance reached through several tokens (useExisting aliases, one value twice) is one adapter, not a duplicate', async () => {
     const shared = new ScriptedProviderAdapter();
-    await insertChannel(ds, { key: 'sms', providerKey: 'scripted' });
-    app = await createRetryTestApp({
-      url: db.url,
+    await insertChannel(t.ds, { key: 'sms', providerKey: 'scripted' });
+    app = await t.start({
       options: worker,
       adapters: [
         { provide: SMS_GATEWAY, useValue: shared },
@@ -138,7 +124,7 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
         { provide: 'sms-gateway-alias', useExisting: SMS_GATEWAY },
       ],
     });
-    const id = await insertNotification(ds, {
+    const id = await insertNotification(t.ds, {
       channel: 'sms',
       status: 'Failed',
       nextAttemptAt: minutesAgo(app.clock.now(), 1),
@@ -149,9 +135,8 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
   });
 
   it('a class and a useExisting alias of it are one adapter', async () => {
-    await insertChannel(ds, { key: 'sms', providerKey: 'scripted' });
-    app = await createRetryTestApp({
-      url: db.url,
+    await insertChannel(t.ds, { key: 'sms', providerKey: 'scripted' });
+    app = await t.start({
       options: worker,
       adapters: [
         ScriptedProviderAdapter,
@@ -159,7 +144,7 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
       ],
     });
     expect(app.module.get(SMS_GATEWAY)).toBe(app.module.get(ScriptedProviderAdapter));
-    await insertNotification(ds, {
+    await insertNotification(t.ds, {
       channel: 'sms',
       status: 'Failed',
       nextAttemptAt: minutesAgo(app.clock.now(), 1),
@@ -170,8 +155,7 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
   });
 
   it('two different instances with one key fail start-up, each named with the token it was provided as', async () => {
-    const failure = createRetryTestApp({
-      url: db.url,
+    const failure = t.start({
       adapters: [
         ScriptedProviderAdapter,
         { provide: SMS_GATEWAY, useFactory: () => new ScriptedProviderAdapter() },
@@ -187,8 +171,7 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
   });
 
   it('a request-scoped adapter registered with useClass still fails start-up', async () => {
-    const failure = createRetryTestApp({
-      url: db.url,
+    const failure = t.start({
       adapters: [{ provide: SMS_GATEWAY, useClass: RequestScopedAdapter }],
     });
     await expect(failure).rejects.toBeInstanceOf(InvalidProviderAdapterError);
@@ -198,8 +181,7 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
   });
 
   it('a decorated class that is not a ProviderAdapter fails start-up when provided as a value too', async () => {
-    const failure = createRetryTestApp({
-      url: db.url,
+    const failure = t.start({
       adapters: [{ provide: 'not-an-adapter', useValue: new NotAnAdapter() }],
     });
     await expect(failure).rejects.toBeInstanceOf(InvalidProviderAdapterError);
@@ -215,8 +197,7 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
         return Promise.resolve({ providerMessageId: 'x' });
       }
     }
-    const failure = createRetryTestApp({
-      url: db.url,
+    const failure = t.start({
       adapters: [{ provide: SMS_GATEWAY, useFactory: () => new BlankKeyAdapter() }],
     });
     await expect(failure).rejects.toThrow(
@@ -225,13 +206,13 @@ describe('provider adapter discovery across Nest provider forms (real PostgreSQL
   });
 
   it('the missing-adapter error lists the registered keys, which channels need which key, and the likely causes', async () => {
-    await insertChannel(ds, { key: 'telegram', providerKey: 'telegram-bot' });
-    await insertChannel(ds, { key: 'telegram-backup', providerKey: 'telegram-bot' });
-    await insertChannel(ds, { key: 'fax', providerKey: 'fax-gateway' });
-    await insertChannel(ds, { key: 'sms', providerKey: 'scripted' });
-    await insertChannel(ds, { key: 'pager', providerKey: 'pager-duty', isEnabled: false });
+    await insertChannel(t.ds, { key: 'telegram', providerKey: 'telegram-bot' });
+    await insertChannel(t.ds, { key: 'telegram-backup', providerKey: 'telegram-bot' });
+    await insertChannel(t.ds, { key: 'fax', providerKey: 'fax-gateway' });
+    await insertChannel(t.ds, { key: 'sms', providerKey: 'scripted' });
+    await insertChannel(t.ds, { key: 'pager', providerKey: 'pager-duty', isEnabled: false });
 
-    const failure = createRetryTestApp({ url: db.url, options: worker });
+    const failure = t.start({ options: worker });
 
     await expect(failure).rejects.toBeInstanceOf(MissingProviderAdapterError);
     const error = (await failure.catch((e: unknown) => e)) as MissingProviderAdapterError;

@@ -11,9 +11,7 @@ import {
   resetTables,
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
-import type { DataSource } from 'typeorm';
+import { useRetryDatabase } from './support/retry-test-app';
 
 /** A lock that never says no: leaves the row locks alone to keep two cycles apart. */
 @Injectable()
@@ -31,38 +29,19 @@ class AlwaysGrantedLock extends DistributedLock {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('retry cycle under concurrency (real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
-  const apps: RetryTestApp[] = [];
-
-  beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
-  });
+  const t = useRetryDatabase();
 
   afterEach(async () => {
-    while (apps.length) await apps.pop()!.close();
-    await resetTables(ds);
+    // The harness has closed this test's apps.
+    await resetTables(t.ds);
   });
-
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
-  });
-
-  async function start(
-    config: Omit<Parameters<typeof createRetryTestApp>[0], 'url'> = {},
-  ): Promise<RetryTestApp> {
-    const app = await createRetryTestApp({ url: db.url, ...config });
-    apps.push(app);
-    return app;
-  }
 
   async function seedDue(count: number, now: Date): Promise<string[]> {
-    await insertChannel(ds, { key: 'email' });
+    await insertChannel(t.ds, { key: 'email' });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
       ids.push(
-        await insertNotification(ds, {
+        await insertNotification(t.ds, {
           status: i % 2 ? 'Failed' : 'Pending',
           nextAttemptAt: minutesAgo(now, 1 + (i % 7)),
           scheduledAt: minutesAgo(now, 1 + (i % 5)),
@@ -73,8 +52,8 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
   }
 
   it('duplicate run: two applications with their own DataSources start a cycle at once; one runs, every row is sent once', async () => {
-    const a = await start({ options: { batchSize: 500 } });
-    const b = await start({ options: { batchSize: 500 } });
+    const a = await t.start({ options: { batchSize: 500 } });
+    const b = await t.start({ options: { batchSize: 500 } });
     const ids = await seedDue(120, a.clock.now());
     // Whoever wins holds its first call open until the other's report is in, so the two cycles
     // really overlap instead of running one after the other.
@@ -97,11 +76,11 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(skipped).toMatchObject({ skipReason: 'lease-held' });
     const calls = [...a.provider.calls, ...b.provider.calls].map((c) => c.message.id);
     expect(calls.sort()).toEqual([...ids].sort());
-    const [{ sent }] = await ds.query(
+    const [{ sent }] = await t.ds.query(
       `SELECT count(*)::int AS sent FROM notifications WHERE status = 'Sent'`,
     );
     expect(sent).toBe(ids.length);
-    const perRow: Array<{ n: number }> = await ds.query(
+    const perRow: Array<{ n: number }> = await t.ds.query(
       `SELECT count(*)::int AS n FROM notification_outbox GROUP BY message_key`,
     );
     expect(perRow).toHaveLength(ids.length);
@@ -109,11 +88,11 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
   });
 
   it('claims alone keep two overlapping cycles from sending a row twice', async () => {
-    const a = await start({
+    const a = await t.start({
       options: { batchSize: 500, concurrency: 4 },
       extensions: { distributedLock: AlwaysGrantedLock },
     });
-    const b = await start({
+    const b = await t.start({
       options: { batchSize: 500, concurrency: 4 },
       extensions: { distributedLock: AlwaysGrantedLock },
     });
@@ -136,12 +115,14 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     const calls = [...a.provider.calls, ...b.provider.calls].map((c) => c.message.id);
     expect(new Set(calls).size).toBe(calls.length);
     expect(calls).toHaveLength(ids.length);
-    const [{ events }] = await ds.query(`SELECT count(*)::int AS events FROM notification_outbox`);
+    const [{ events }] = await t.ds.query(
+      `SELECT count(*)::int AS events FROM notification_outbox`,
+    );
     expect(events).toBe(ids.length);
   });
 
   it('cancellation stops at an item boundary: the row in flight is fully written, the rest untouched', async () => {
-    const app = await start({ options: { concurrency: 1 } });
+    const app = await t.start({ options: { concurrency: 1 } });
     const ids = await seedDue(5, app.clock.now());
     const release = deferred();
     app.provider.respondWith(async (message) => {
@@ -159,19 +140,21 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(report.stopReason).toBe('cancelled');
     expect(report.counts.processed).toBe(1);
     const inFlight = app.provider.calls[0].message.id;
-    expect(await readNotification(ds, inFlight)).toMatchObject({ status: 'Sent', attempts: 1 });
-    expect(await outboxEvents(ds, inFlight)).toHaveLength(1);
+    expect(await readNotification(t.ds, inFlight)).toMatchObject({ status: 'Sent', attempts: 1 });
+    expect(await outboxEvents(t.ds, inFlight)).toHaveLength(1);
     for (const id of ids.filter((x) => x !== inFlight)) {
-      expect(await readNotification(ds, id)).toMatchObject({ attempts: 0, sent_at: null });
+      expect(await readNotification(t.ds, id)).toMatchObject({ attempts: 0, sent_at: null });
     }
-    expect(await outboxEvents(ds)).toHaveLength(1);
+    expect(await outboxEvents(t.ds)).toHaveLength(1);
     // The lease was released on the way out.
-    const [lock] = await ds.query(`SELECT expires_at <= now() AS released FROM distributed_locks`);
+    const [lock] = await t.ds.query(
+      `SELECT expires_at <= now() AS released FROM distributed_locks`,
+    );
     expect(lock.released).toBe(true);
   });
 
   it('application shutdown waits for the row in flight, then stops claiming', async () => {
-    const app = await start({ options: { concurrency: 1 } });
+    const app = await t.start({ options: { concurrency: 1 } });
     await seedDue(4, app.clock.now());
     const release = deferred();
     app.provider.respondWith(async (message) => {
@@ -181,7 +164,7 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
 
     const running = app.cycles.runCycle();
     await waitFor(() => app.provider.calls.length === 1);
-    const closing = apps.pop()!.close();
+    const closing = app.close();
     await sleep(50);
     release.resolve();
     await closing;
@@ -189,7 +172,7 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
 
     expect(report.stopReason).toBe('cancelled');
     expect(report.counts.sent).toBe(1);
-    const [{ sent, untouched }] = await ds.query(
+    const [{ sent, untouched }] = await t.ds.query(
       `SELECT count(*) FILTER (WHERE status = 'Sent')::int AS sent,
               count(*) FILTER (WHERE attempts = 0)::int AS untouched FROM notifications`,
     );
@@ -207,7 +190,7 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
   });
 
   it('skips a tick while this instance is still running the previous cycle', async () => {
-    const app = await start({ options: { concurrency: 1 } });
+    const app = await t.start({ options: { concurrency: 1 } });
     await seedDue(2, app.clock.now());
     const release = deferred();
     app.provider.respondWith(async (message) => {
@@ -226,9 +209,9 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
   });
 
   it('skips the tick when another instance holds the lease, touching nothing', async () => {
-    const app = await start();
+    const app = await t.start();
     const [id] = await seedDue(1, app.clock.now());
-    await ds.query(
+    await t.ds.query(
       `INSERT INTO distributed_locks (key, owner, fencing_token, acquired_at, expires_at)
        VALUES ('notifications:retry-worker', 'other-instance', 7, now(), now() + interval '60 seconds')`,
     );
@@ -237,18 +220,18 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
 
     expect(report).toMatchObject({ status: 'skipped', skipReason: 'lease-held' });
     expect(app.provider.calls).toHaveLength(0);
-    expect((await readNotification(ds, id)).attempts).toBe(0);
+    expect((await readNotification(t.ds, id)).attempts).toBe(0);
     expect(app.logs.events('lease-not-acquired')).toHaveLength(1);
-    const [lock] = await ds.query(`SELECT owner, fencing_token FROM distributed_locks`);
+    const [lock] = await t.ds.query(`SELECT owner, fencing_token FROM distributed_locks`);
     expect(lock).toEqual({ owner: 'other-instance', fencing_token: '7' });
   });
 
   it('stops claiming at the deadline; rows not reached stay untouched', async () => {
-    const app = await start({
+    const app = await t.start({
       options: { concurrency: 1, maxCycleDurationMs: 600, settleMarginMs: 0 },
     });
     const ids = await seedDue(20, app.clock.now());
-    await ds.query(`UPDATE notification_channels SET timeout_ms = 100`);
+    await t.ds.query(`UPDATE notification_channels SET timeout_ms = 100`);
     app.provider.respondWith(async (message) => {
       await sleep(60);
       return { providerMessageId: `p-${message.id}` };
@@ -259,14 +242,14 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(report.stopReason).toBe('deadline');
     expect(report.counts.sent).toBeGreaterThan(0);
     expect(report.counts.sent).toBeLessThan(ids.length);
-    const [{ untouched }] = await ds.query(
+    const [{ untouched }] = await t.ds.query(
       `SELECT count(*)::int AS untouched FROM notifications WHERE attempts = 0`,
     );
     expect(untouched).toBe(ids.length - report.counts.sent);
   });
 
   it('a cycle whose lease was taken over writes nothing more and stops', async () => {
-    const app = await start({ options: { concurrency: 1 } });
+    const app = await t.start({ options: { concurrency: 1 } });
     const ids = await seedDue(4, app.clock.now());
     const release = deferred();
     app.provider.respondWith(async (message) => {
@@ -277,7 +260,7 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     const running = app.cycles.runCycle();
     await waitFor(() => app.provider.calls.length === 1);
     // What another instance does once this one's lease has expired (a long GC pause, a frozen VM).
-    await ds.query(
+    await t.ds.query(
       `UPDATE distributed_locks SET owner = 'instance-b', fencing_token = fencing_token + 1,
               acquired_at = now(), expires_at = now() + interval '60 seconds'`,
     );
@@ -288,11 +271,11 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(report.counts).toMatchObject({ processed: 0, sent: 0 });
     expect(app.provider.calls).toHaveLength(1);
     for (const id of ids)
-      expect(await readNotification(ds, id)).toMatchObject({ attempts: 0, sent_at: null });
-    expect(await outboxEvents(ds)).toHaveLength(0);
+      expect(await readNotification(t.ds, id)).toMatchObject({ attempts: 0, sent_at: null });
+    expect(await outboxEvents(t.ds)).toHaveLength(0);
     expect(app.logs.events('lease-lost')).toHaveLength(1);
     // Its release at the end leaves the new owner's lease alone.
-    const [lock] = await ds.query(
+    const [lock] = await t.ds.query(
       `SELECT owner, expires_at > now() AS held FROM distributed_locks`,
     );
     expect(lock).toEqual({ owner: 'instance-b', held: true });
@@ -307,20 +290,20 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
       maxCycleDurationMs: 600,
       settleMarginMs: 0,
     };
-    const a = await start({ options: { ...options, instanceId: 'instance-a' } });
+    const a = await t.start({ options: { ...options, instanceId: 'instance-a' } });
     // b only takes over once a's lease has expired: its own lease and deadline can be the defaults,
     // so that a loaded machine cannot end its cycle at a 200 ms deadline before it sends anything.
-    const b = await start({ options: { concurrency: 1, instanceId: 'instance-b' } });
+    const b = await t.start({ options: { concurrency: 1, instanceId: 'instance-b' } });
     const now = a.clock.now();
     b.clock.set(now);
-    await insertChannel(ds, { key: 'email', timeoutMs: 300 });
-    const first = await insertNotification(ds, {
+    await insertChannel(t.ds, { key: 'email', timeoutMs: 300 });
+    const first = await insertNotification(t.ds, {
       status: 'Failed',
       nextAttemptAt: minutesAgo(now, 3),
     });
     const others = [
-      await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 2) }),
-      await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 1) }),
+      await insertNotification(t.ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 2) }),
+      await insertNotification(t.ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 1) }),
     ];
     a.provider.respondWith((message) => {
       // A stop-the-world pause (a long GC, a frozen VM) inside the call: no timer, socket or lease
@@ -335,12 +318,12 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     // or not anyone took over yet, and the cycle stops.
     expect(paused).toMatchObject({ stopReason: 'lease-lost', counts: { processed: 0 } });
     expect(a.provider.calls.map((call) => call.message.id)).toEqual([first]);
-    expect(await readNotification(ds, first)).toMatchObject({
+    expect(await readNotification(t.ds, first)).toMatchObject({
       status: 'Failed',
       attempts: 0,
       provider_message_id: null,
     });
-    expect(await outboxEvents(ds)).toHaveLength(0);
+    expect(await outboxEvents(t.ds)).toHaveLength(0);
 
     // Instance b takes the lease over (the next fencing token) and sends every row, the first one
     // again, with the same idempotency key for the provider to deduplicate on.
@@ -348,9 +331,9 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
     expect(overtaking.fencingToken).toBe(paused.fencingToken + 1);
     expect(overtaking.counts).toMatchObject({ sent: 3 });
     for (const id of [first, ...others]) {
-      expect((await outboxEvents(ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
+      expect((await outboxEvents(t.ds, id)).map((event) => event.payload.status)).toEqual(['Sent']);
     }
-    expect(await readNotification(ds, first)).toMatchObject({
+    expect(await readNotification(t.ds, first)).toMatchObject({
       status: 'Sent',
       provider_message_id: `scripted-${first}`,
     });
@@ -362,24 +345,24 @@ describe('retry cycle under concurrency (real PostgreSQL)', () => {
   });
 
   it('on shutdown, cuts a provider call that outlives the grace period and hands its claim back untouched', async () => {
-    const app = await start({ options: { concurrency: 1, shutdownGraceMs: 50 } });
-    await ds.query(`UPDATE notification_channels SET timeout_ms = 5000`);
+    const app = await t.start({ options: { concurrency: 1, shutdownGraceMs: 50 } });
+    await t.ds.query(`UPDATE notification_channels SET timeout_ms = 5000`);
     const [id] = await seedDue(1, app.clock.now());
-    const before = await readNotification(ds, id);
+    const before = await readNotification(t.ds, id);
     // A provider that ignores its signal and would only give up at the 5 s channel timeout.
     app.provider.respondWith(() => new Promise(() => undefined));
 
     const running = app.cycles.runCycle();
     await waitFor(() => app.provider.calls.length === 1);
     const started = Date.now();
-    await apps.pop()!.close();
+    await app.close();
     const report = completed(await running);
 
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(report.counts).toMatchObject({ skipped: 1, deferred: 0, retried: 0 });
     // Exactly as before the claim: due at once for another instance, no attempt used.
-    expect(await readNotification(ds, id)).toEqual(before);
-    expect(await outboxEvents(ds)).toHaveLength(0);
+    expect(await readNotification(t.ds, id)).toEqual(before);
+    expect(await outboxEvents(t.ds)).toHaveLength(0);
     expect(app.cycles.lastStop).toMatchObject({
       cycleInFlight: true,
       callsInFlight: 1,

@@ -5,8 +5,7 @@ import { OutboxRelayRepository } from '@pin/notifications-retry/outbox/outbox-re
 import { completed } from './support/cycle-reports';
 import { deferred, waitFor } from './support/deferred';
 import { insertChannel, outboxEvents, readNotification } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 const SETTLE_STATEMENT = /nr_settle_rows|UPDATE "notifications" AS n\s+SET "status"/;
 
@@ -43,29 +42,23 @@ async function expectEachSentOnce(app: RetryTestApp, ids: readonly string[]): Pr
  * claim lives.
  */
 describe('outcome writes through database faults (real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let app: RetryTestApp | undefined;
+  const t = useRetryDatabase();
+  let app: RetryTestApp;
   let admin: Client;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    admin = new Client({ connectionString: db.url });
+    admin = new Client({ connectionString: t.db.url });
     await admin.connect();
+    t.teardown(() => admin.end());
   });
 
   afterEach(async () => {
-    await app?.close();
-    app = undefined;
-    await admin.query(`ALTER DATABASE ${db.name} RESET lock_timeout`);
-  });
-
-  afterAll(async () => {
-    await admin.end();
-    await db.drop();
+    // The harness has closed this test's app.
+    await admin.query(`ALTER DATABASE ${t.db.name} RESET lock_timeout`);
   });
 
   it('the client of a terminated backend is destroyed: the statement waiting for a connection gets a fresh one', async () => {
-    app = await createRetryTestApp({ url: db.url, poolSize: 2 });
+    app = await t.start({ poolSize: 2 });
     const sql = app.module.get(SqlRunner, { strict: false });
     const sleep = { name: 'test_sleep', text: 'SELECT pg_sleep(1) AS slept' };
     const probe = { name: 'test_probe', text: 'SELECT pg_backend_pid() AS pid' };
@@ -91,10 +84,10 @@ describe('outcome writes through database faults (real PostgreSQL)', () => {
   });
 
   it("the relay's statements too: a terminated backend's client is not handed to the statement waiting for one", async () => {
-    app = await createRetryTestApp({ url: db.url, poolSize: 2 });
+    app = await t.start({ poolSize: 2 });
     await app.reset();
     const relay = app.module.get(OutboxRelayRepository, { strict: false });
-    const blocker = new Client({ connectionString: db.url });
+    const blocker = new Client({ connectionString: t.db.url });
     await blocker.connect();
     await blocker.query('BEGIN');
     await blocker.query('LOCK TABLE notification_outbox IN EXCLUSIVE MODE');
@@ -127,8 +120,7 @@ describe('outcome writes through database faults (real PostgreSQL)', () => {
 
   it('a backend killed while it carries a group commit of 100 outcomes: all 100 end Sent, one event each', async () => {
     const ROWS = 100;
-    app = await createRetryTestApp({
-      url: db.url,
+    app = await t.start({
       options: { concurrency: ROWS, batchSize: ROWS },
     });
     await app.reset();
@@ -145,7 +137,7 @@ describe('outcome writes through database faults (real PostgreSQL)', () => {
     const run = app.cycles.runCycle();
     await waitFor(() => started === ROWS, 20_000);
     // The settle statement's outbox insert waits on this lock: its backend is found and killed there.
-    const blocker = new Client({ connectionString: db.url });
+    const blocker = new Client({ connectionString: t.db.url });
     await blocker.connect();
     await blocker.query('BEGIN');
     await blocker.query('LOCK TABLE notification_outbox IN EXCLUSIVE MODE');
@@ -178,10 +170,9 @@ describe('outcome writes through database faults (real PostgreSQL)', () => {
 
   it("a DBA's lock_timeout and a migration's 2 s table lock mid-cycle: 200 delivered rows end Sent, none sent twice", async () => {
     const ROWS = 200;
-    await admin.query(`ALTER DATABASE ${db.name} SET lock_timeout = '100ms'`);
+    await admin.query(`ALTER DATABASE ${t.db.name} SET lock_timeout = '100ms'`);
     // Connections opened from here on carry the role's setting, as a DBA's would.
-    app = await createRetryTestApp({
-      url: db.url,
+    app = await t.start({
       options: { concurrency: 50, batchSize: ROWS },
     });
     const [{ lock_timeout }] =
@@ -201,7 +192,7 @@ describe('outcome writes through database faults (real PostgreSQL)', () => {
 
     const run = app.cycles.runCycle();
     await lockTaken.promise;
-    const migration = new Client({ connectionString: db.url });
+    const migration = new Client({ connectionString: t.db.url });
     await migration.connect();
     await migration.query('SET lock_timeout = 0');
     await migration.query('BEGIN');

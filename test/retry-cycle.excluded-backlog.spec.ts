@@ -1,4 +1,3 @@
-import type { DataSource } from 'typeorm';
 import { completed } from './support/cycle-reports';
 import {
   insertChannel,
@@ -6,8 +5,7 @@ import {
   minutesAgo,
   readNotification,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 const BACKLOG = 300_000;
 const ROW_COUNT_CAP = 100_000;
@@ -20,12 +18,11 @@ const ROW_COUNT_CAP = 100_000;
  * counts are capped and may fail without failing the cycle.
  */
 describe('an excluded backlog and a strict statement_timeout (real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let setup: DataSource;
+  const t = useRetryDatabase();
   let app: RetryTestApp;
 
   beforeAll(async () => {
-    ({ db, dataSource: setup } = await createMigratedDatabase());
+    const setup = t.ds;
     await insertChannel(setup, { key: 'push', isEnabled: false });
     await insertChannel(setup, { key: 'email' });
     await setup.query(
@@ -35,18 +32,13 @@ describe('an excluded backlog and a strict statement_timeout (real PostgreSQL)',
       [BACKLOG],
     );
     await setup.query('VACUUM ANALYZE notifications');
-    await setup.query(`ALTER DATABASE ${db.name} SET statement_timeout = '200ms'`);
+    await setup.query(`ALTER DATABASE ${t.db.name} SET statement_timeout = '200ms'`);
     // Connections opened from here on carry the timeout.
-    app = await createRetryTestApp({ url: db.url, clock: 'database' });
+    app = await t.start({ clock: 'database' });
   }, 120_000);
 
-  afterAll(async () => {
-    await app?.close();
-    await setup?.destroy();
-    await db?.drop();
-  });
-
   it('delivers the healthy channel every cycle and reports the excluded rows capped, or not at all', async () => {
+    const setup = t.ds;
     const [{ statement_timeout: timeout }] =
       await app.dataSource.query<Array<{ statement_timeout: string }>>('SHOW statement_timeout');
     expect(timeout).toBe('200ms');

@@ -8,7 +8,7 @@ import {
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
 import { deferred, waitFor } from './support/deferred';
-import { createRetryTestApp, useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -169,8 +169,7 @@ describe('late provider answers (real PostgreSQL)', () => {
 
   it('gives up on an adapter call that never settles after the lease TTL, logs it, and sends the row again', async () => {
     // A short lease: the longest a never-settling call keeps its notification to itself.
-    const short = await createRetryTestApp({
-      url: t.db.url,
+    const short = await t.start({
       options: {
         lockTtlMs: 6_500,
         // Room for the channel's claim (timeout + margin + write allowance) before the deadline.
@@ -181,37 +180,33 @@ describe('late provider answers (real PostgreSQL)', () => {
         instanceId: 'short',
       },
     });
-    try {
-      await app.reset();
-      await insertChannel(ds, {
-        key: 'email',
-        maxAttempts: 5,
-        timeoutMs: 100,
-        backoffKind: 'Fixed',
-        backoffBaseMs: 0,
-        backoffMaxMs: null,
-      });
-      const id = await insertNotification(ds, {
-        status: 'Failed',
-        attempts: 1,
-        nextAttemptAt: minutesAgo(short.clock.now(), 1),
-      });
-      short.clock.set(app.clock.now());
-      // Never answers, ignores its signal.
-      short.provider.respondWith(() => new Promise(() => undefined));
+    await app.reset();
+    await insertChannel(ds, {
+      key: 'email',
+      maxAttempts: 5,
+      timeoutMs: 100,
+      backoffKind: 'Fixed',
+      backoffBaseMs: 0,
+      backoffMaxMs: null,
+    });
+    const id = await insertNotification(ds, {
+      status: 'Failed',
+      attempts: 1,
+      nextAttemptAt: minutesAgo(short.clock.now(), 1),
+    });
+    short.clock.set(app.clock.now());
+    // Never answers, ignores its signal.
+    short.provider.respondWith(() => new Promise(() => undefined));
 
-      completed(await short.cycles.runCycle());
-      completed(await short.cycles.runCycle());
-      expect(short.provider.callsFor(id)).toBe(1);
+    completed(await short.cycles.runCycle());
+    completed(await short.cycles.runCycle());
+    expect(short.provider.callsFor(id)).toBe(1);
 
-      await waitFor(() => short.logs.events('provider-call-abandoned').length > 0, 10_000);
-      expect(short.logs.events('provider-call-abandoned')).toEqual([
-        expect.objectContaining({ notificationId: id, afterMs: 6_500 }),
-      ]);
-      completed(await short.cycles.runCycle());
-      expect(short.provider.callsFor(id)).toBe(2);
-    } finally {
-      await short.close();
-    }
+    await waitFor(() => short.logs.events('provider-call-abandoned').length > 0, 10_000);
+    expect(short.logs.events('provider-call-abandoned')).toEqual([
+      expect.objectContaining({ notificationId: id, afterMs: 6_500 }),
+    ]);
+    completed(await short.cycles.runCycle());
+    expect(short.provider.callsFor(id)).toBe(2);
   }, 30_000);
 });

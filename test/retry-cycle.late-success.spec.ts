@@ -8,14 +8,9 @@ import {
   outboxEvents,
   readNotification,
 } from './support/fixtures';
-import { createRetryTestApp, useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 const TIMEOUT_MS = 300;
-
-/** Another instance on the same database: its own process state, pool and provider. */
-async function otherInstance(url: string, instanceId: string): Promise<RetryTestApp> {
-  return createRetryTestApp({ url, options: { instanceId } });
-}
 
 /**
  * Issue 18 point 5, DESIGN §3.4 and §7: a success the provider answers after
@@ -42,11 +37,8 @@ describe('a success answered after its attempt was written off (real PostgreSQL)
   let other: RetryTestApp;
 
   beforeAll(async () => {
-    other = await otherInstance(t.db.url, 'b');
-  });
-
-  afterAll(async () => {
-    await other?.close();
+    // Another instance on the same database: its own process state, pool and provider.
+    other = await t.start({ options: { instanceId: 'b' } });
   });
 
   /**
@@ -205,42 +197,37 @@ describe('a success answered after its attempt was written off (real PostgreSQL)
   });
 
   it('records one that answers while the app shuts down, before its DataSource closes', async () => {
-    const closing = await createRetryTestApp({
-      url: t.db.url,
+    const closing = await t.start({
       options: { settleMarginMs: 0, shutdownGraceMs: 5_000, instanceId: 'closing' },
     });
     let closed = false;
-    try {
-      closing.clock.set(t.app.clock.now());
-      const id = await insertNotification(t.ds, {
-        status: 'Pending',
-        scheduledAt: minutesAgo(t.app.clock.now(), 1),
-      });
-      const gate = deferred();
-      closing.provider.respondWith(async (message) => {
-        await gate.promise;
-        return { providerMessageId: `late-${message.id}` };
-      });
-      expect(completed(await closing.cycles.runCycle()).counts).toMatchObject({ retried: 1 });
+    closing.clock.set(t.app.clock.now());
+    const id = await insertNotification(t.ds, {
+      status: 'Pending',
+      scheduledAt: minutesAgo(t.app.clock.now(), 1),
+    });
+    const gate = deferred();
+    closing.provider.respondWith(async (message) => {
+      await gate.promise;
+      return { providerMessageId: `late-${message.id}` };
+    });
+    expect(completed(await closing.cycles.runCycle()).counts).toMatchObject({ retried: 1 });
 
-      const started = Date.now();
-      const shutdown = closing.close().then(() => (closed = true));
-      // The answer comes after shutdown began: the worker is past its last cycle.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(closed).toBe(false);
-      gate.resolve();
-      await shutdown;
+    const started = Date.now();
+    const shutdown = closing.close().then(() => (closed = true));
+    // The answer comes after shutdown began: the worker is past its last cycle.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(closed).toBe(false);
+    gate.resolve();
+    await shutdown;
 
-      // Waited for that call, not for the whole grace.
-      expect(Date.now() - started).toBeLessThan(4_000);
-      expect(await readNotification(t.ds, id)).toMatchObject({
-        status: 'Sent',
-        attempts: 1,
-        provider_message_id: `late-${id}`,
-      });
-      expect((await outboxEvents(t.ds, id)).map((e) => e.payload.status)).toEqual(['Sent']);
-    } finally {
-      if (!closed) await closing.close();
-    }
+    // Waited for that call, not for the whole grace.
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(await readNotification(t.ds, id)).toMatchObject({
+      status: 'Sent',
+      attempts: 1,
+      provider_message_id: `late-${id}`,
+    });
+    expect((await outboxEvents(t.ds, id)).map((e) => e.payload.status)).toEqual(['Sent']);
   });
 });

@@ -6,8 +6,7 @@ import {
   readNotification,
   resetTables,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 
 const AHEAD_MS = 5 * 60_000;
 
@@ -24,33 +23,16 @@ class AppServerClock extends Clock {
  * ahead of PostgreSQL's (Date.now is skewed; timers and the database are not).
  */
 describe('one clock: the database decides when a row is due (real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let apps: RetryTestApp[] = [];
+  const t = useRetryDatabase();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-
-  afterEach(async () => {
+  afterEach(() => {
     jest.restoreAllMocks();
     jest.useRealTimers();
-    for (const app of apps) await app.close();
-    apps = [];
-  });
-
-  afterAll(async () => {
-    await db?.drop();
   });
 
   /** An app on the library's own DatabaseClock, or on a host's Clock class. */
   async function startApp(clock?: new () => Clock): Promise<RetryTestApp> {
-    const app = await createRetryTestApp({
-      url: db.url,
-      clock: 'database',
-      extensions: clock ? { clock } : undefined,
-    });
-    apps.push(app);
-    return app;
+    return t.start({ clock: 'database', extensions: clock ? { clock } : undefined });
   }
 
   async function quietHoursRow(app: RetryTestApp): Promise<{ id: string; databaseNow: Date }> {

@@ -6,7 +6,6 @@ import {
   NOTIFICATION_DISPATCHED_TOPIC,
 } from '@pin/notifications-retry';
 import {
-  insertChannel,
   insertNotification,
   minutesAgo,
   minutesLater,
@@ -14,37 +13,27 @@ import {
   readNotification,
 } from './support/fixtures';
 import { completed } from './support/cycle-reports';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 describe('retry cycle outcomes (real PostgreSQL)', () => {
-  let db: TestDatabase;
+  // Before each test: the app reset, alerts forgotten, every message sent, and this channel.
+  const t = useRetryTestApp({
+    channels: [
+      {
+        key: 'email',
+        maxAttempts: 3,
+        backoffKind: 'Exponential',
+        backoffBaseMs: 60_000,
+        backoffMaxMs: 3_600_000,
+        backoffMultiplier: 2,
+      },
+    ],
+  });
   let app: RetryTestApp;
   let ds: DataSource;
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ url: db.url });
-    ds = app.dataSource;
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await db?.drop();
-  });
-
-  beforeEach(async () => {
-    await app.reset();
-    app.alerts.alerts.length = 0;
-    app.provider.respondWith((message) => ({ providerMessageId: `scripted-${message.id}` }));
-    await insertChannel(ds, {
-      key: 'email',
-      maxAttempts: 3,
-      backoffKind: 'Exponential',
-      backoffBaseMs: 60_000,
-      backoffMaxMs: 3_600_000,
-      backoffMultiplier: 2,
-    });
+  beforeAll(() => {
+    ({ app, ds } = t);
   });
 
   it('treats an empty batch as a no-op success', async () => {
@@ -405,9 +394,9 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   });
 
   it('processes oldest due first and stops at batchSize', async () => {
-    await app.close();
-    app = await createRetryTestApp({ url: db.url, options: { batchSize: 3, concurrency: 1 } });
-    ds = app.dataSource;
+    // An app of this test's own, on the same database; the harness closes it after the test.
+    const app = await t.start({ options: { batchSize: 3, concurrency: 1 } });
+    const ds = app.dataSource;
     const now = app.clock.now();
     const ids: string[] = [];
     for (const minutes of [5, 50, 1, 30, 10]) {
@@ -447,12 +436,9 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   });
 
   it('claims batch after batch in drain mode until the backlog is gone, each row once', async () => {
-    await app.close();
-    app = await createRetryTestApp({
-      url: db.url,
-      options: { batchSize: 4, concurrency: 2, drain: true },
-    });
-    ds = app.dataSource;
+    // An app of this test's own, on the same database; the harness closes it after the test.
+    const app = await t.start({ options: { batchSize: 4, concurrency: 2, drain: true } });
+    const ds = app.dataSource;
     // Zero backoff: a retried row is due again at once, and must still not be taken twice in one cycle.
     await ds.query(`UPDATE notification_channels SET backoff_base_ms = 0, backoff_max_ms = 0`);
     const now = app.clock.now();
@@ -476,9 +462,9 @@ describe('retry cycle outcomes (real PostgreSQL)', () => {
   });
 
   it('stops at batchSize without drain mode', async () => {
-    await app.close();
-    app = await createRetryTestApp({ url: db.url, options: { batchSize: 4, concurrency: 2 } });
-    ds = app.dataSource;
+    // An app of this test's own, on the same database; the harness closes it after the test.
+    const app = await t.start({ options: { batchSize: 4, concurrency: 2 } });
+    const ds = app.dataSource;
     const now = app.clock.now();
     for (let i = 0; i < 10; i++)
       await insertNotification(ds, { status: 'Failed', nextAttemptAt: minutesAgo(now, 10 - i) });

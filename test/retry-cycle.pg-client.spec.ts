@@ -1,16 +1,9 @@
 import { Client, type Pool, type QueryConfig } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PreparedStatementsOption } from '@pin/notifications-retry';
-import {
-  insertChannel,
-  insertNotification,
-  minutesAgo,
-  outboxEvents,
-  readNotification,
-} from './support/fixtures';
+import { insertNotification, minutesAgo, outboxEvents, readNotification } from './support/fixtures';
 import { completed } from './support/cycle-reports';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
-import { createTestDatabase, type TestDatabase } from './support/test-database';
+import { useRetryTestApp, type RetryTestApp } from './support/retry-test-app';
 
 /** The `pg` pool behind the app's TypeORM DataSource. */
 function poolOf(ds: DataSource): Pool {
@@ -48,28 +41,19 @@ describe.each<{ preparedStatements: PreparedStatementsOption; label: string }>([
 ])(
   "the library's statements on a bare pg client, $label (real PostgreSQL)",
   ({ preparedStatements }) => {
-    let db: TestDatabase;
+    const t = useRetryTestApp({
+      options: { preparedStatements, concurrency: 2 },
+      channels: [{ key: 'email', maxAttempts: 3 }],
+    });
     let app: RetryTestApp;
     let ds: DataSource;
 
-    beforeAll(async () => {
-      db = await createTestDatabase();
-      app = await createRetryTestApp({
-        url: db.url,
-        options: { preparedStatements, concurrency: 2 },
-      });
-      ds = app.dataSource;
+    beforeAll(() => {
+      ({ app, ds } = t);
     });
 
-    afterAll(async () => {
-      await app?.close();
-      await db?.drop();
-    });
-
-    beforeEach(async () => {
-      await app.reset();
+    beforeEach(() => {
       app.provider.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
-      await insertChannel(ds, { key: 'email', maxAttempts: 3 });
     });
 
     it('runs whole cycles, twice on the same connections, and names statements only when on', async () => {

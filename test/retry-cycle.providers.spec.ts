@@ -1,4 +1,3 @@
-import type { DataSource } from 'typeorm';
 import {
   NonRetriableDeliveryError,
   ProviderCircuitBreakers,
@@ -12,45 +11,28 @@ import {
   readNotification,
   resetTables,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { useRetryDatabase, type RetryAppConfig, type RetryTestApp } from './support/retry-test-app';
 import {
   ScriptedProviderAdapter,
   scriptedAdapterFor,
   type ScriptedAdapter,
 } from './support/scripted-provider-adapter';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
 const FlakyAdapter = scriptedAdapterFor('flaky');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('provider handling in the cycle: circuit breaker, channel limits, jitter (real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
+  const t = useRetryDatabase();
   let app: RetryTestApp;
   let flaky: ScriptedAdapter;
 
-  beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
-  });
-
   afterEach(async () => {
-    await app?.close();
-    await resetTables(ds);
+    // The harness has closed this test's app.
+    await resetTables(t.ds);
   });
 
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
-  });
-
-  async function start(
-    options: Parameters<typeof createRetryTestApp>[0]['options'] = {},
-  ): Promise<void> {
-    app = await createRetryTestApp({
-      url: db.url,
-      options,
-      adapters: [ScriptedProviderAdapter, FlakyAdapter],
-    });
+  async function start(options: RetryAppConfig['options'] = {}): Promise<void> {
+    app = await t.start({ options, adapters: [ScriptedProviderAdapter, FlakyAdapter] });
     flaky = app.module.get(FlakyAdapter);
   }
 
@@ -58,7 +40,7 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
       ids.push(
-        await insertNotification(ds, {
+        await insertNotification(t.ds, {
           channel,
           status: 'Failed',
           nextAttemptAt: minutesAgo(app.clock.now(), minutesOverdue + i / 100),
@@ -80,8 +62,8 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
           resetTimeoutMs: 60_000,
         },
       });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
-      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
+      await insertChannel(t.ds, { key: 'email', providerKey: 'scripted' });
       await seed('sms', 12, 30); // older: the whole first batch
       const email = await seed('email', 12, 5);
       flaky.respondWith(() => {
@@ -94,7 +76,7 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
       // Every further batch is email only, until none is left.
       expect(flaky.calls).toHaveLength(3);
       expect(report.stopReason).toBe('no-more-due');
-      const emailRows = await Promise.all(email.map((id) => readNotification(ds, id)));
+      const emailRows = await Promise.all(email.map((id) => readNotification(t.ds, id)));
       expect(emailRows.map((row) => row.status)).toEqual(Array(12).fill('Sent'));
     });
 
@@ -107,8 +89,8 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
           resetTimeoutMs: 60_000,
         },
       });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
-      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
+      await insertChannel(t.ds, { key: 'email', providerKey: 'scripted' });
       const sms = await seed('sms', 12, 30); // older: at the head of the batch
       const email = await seed('email', 4, 5);
       flaky.respondWith(() => {
@@ -123,11 +105,11 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
       expect(app.logs.events('circuit-opened')).toEqual([
         expect.objectContaining({ providerKey: 'flaky' }),
       ]);
-      const smsRows = await Promise.all(sms.map((id) => readNotification(ds, id)));
+      const smsRows = await Promise.all(sms.map((id) => readNotification(t.ds, id)));
       expect(smsRows.filter((r) => r.attempts === 1)).toHaveLength(3);
       // The rest neither burned an attempt nor were touched at all.
       expect(smsRows.filter((r) => r.attempts === 0 && r.last_error_code === null)).toHaveLength(9);
-      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      for (const id of email) expect((await readNotification(t.ds, id)).status).toBe('Sent');
       // Only what could start was claimed: the rows not reached were never claimed, nothing to hand back.
       expect(report.counts).toMatchObject({ sent: 4, retried: 3 });
 
@@ -145,7 +127,7 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
         concurrency: 4,
         circuitBreaker: { volumeThreshold: 2, errorThresholdPercentage: 50, resetTimeoutMs: 150 },
       });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', maxAttempts: 5 });
       const sms = await seed('sms', 6, 30);
       flaky.respondWith(() => {
         throw new RetriableDeliveryError('http_503');
@@ -171,12 +153,12 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
       const next = flaky.calls[failedCalls + 1];
       expect(next.startedAt).toBeGreaterThanOrEqual(probe.settledAt!);
       expect(report.counts.sent).toBe(6);
-      for (const id of sms) expect((await readNotification(ds, id)).status).toBe('Sent');
+      for (const id of sms) expect((await readNotification(t.ds, id)).status).toBe('Sent');
     });
 
     it('does not count non-retriable answers (a bad address) against the provider', async () => {
       await start({ concurrency: 1, circuitBreaker: { volumeThreshold: 2 } });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky' });
       await seed('sms', 5, 30);
       flaky.respondWith(() => {
         throw new NonRetriableDeliveryError('invalid_address');
@@ -192,8 +174,8 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
   describe('per-channel limits', () => {
     it('never calls a channel limited to N/s faster, while another channel proceeds', async () => {
       await start({ concurrency: 4 });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 5 });
-      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 5 });
+      await insertChannel(t.ds, { key: 'email', providerKey: 'scripted' });
       await seed('sms', 8, 30);
       await seed('email', 20, 5);
       flaky.respondWith((message) => ({ providerMessageId: `p-${message.id}` }));
@@ -216,8 +198,8 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
 
     it('keeps a channel within its max_concurrency while the worker runs others in parallel', async () => {
       await start({ concurrency: 4 });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxConcurrency: 1 });
-      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', maxConcurrency: 1 });
+      await insertChannel(t.ds, { key: 'email', providerKey: 'scripted' });
       await seed('sms', 6, 30);
       await seed('email', 12, 5);
       const slow = async (message: { id: string }) => {
@@ -236,8 +218,8 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
 
     it('gives a rate-limited channel no more candidates than it can send before the deadline', async () => {
       await start({ concurrency: 2, batchSize: 50, maxCycleDurationMs: 1_000 });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 2 });
-      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 2 });
+      await insertChannel(t.ds, { key: 'email', providerKey: 'scripted' });
       await seed('sms', 40, 30); // a backlog older than everything else
       const email = await seed('email', 10, 5);
 
@@ -245,7 +227,7 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
 
       // 2/s × 1 s: two sms candidates, the rest of the batch goes to email.
       expect(flaky.calls).toHaveLength(2);
-      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      for (const id of email) expect((await readNotification(t.ds, id)).status).toBe('Sent');
       expect(report.counts.sent).toBe(12);
     });
   });
@@ -257,14 +239,14 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
 
     it('does not let an old backlog of a max_concurrency channel take the whole claim', async () => {
       await start(defaults);
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', maxConcurrency: 1 });
-      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', maxConcurrency: 1 });
+      await insertChannel(t.ds, { key: 'email', providerKey: 'scripted' });
       await seed('sms', 250, 30); // more due rows than one claim takes, older than email's
       const email = await seed('email', 20, 5);
 
       const report = completed(await app.cycles.runCycle());
 
-      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      for (const id of email) expect((await readNotification(t.ds, id)).status).toBe('Sent');
       expect(app.provider.calls).toHaveLength(20);
       expect(flaky.maxInFlight()).toBe(1);
       expect(report.counts.sent).toBeGreaterThanOrEqual(20);
@@ -272,14 +254,14 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
 
     it('does not let an old backlog of a rate-limited channel take the whole claim', async () => {
       await start({ ...defaults, maxCycleDurationMs: 1_000 });
-      await insertChannel(ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 2 });
-      await insertChannel(ds, { key: 'email', providerKey: 'scripted' });
+      await insertChannel(t.ds, { key: 'sms', providerKey: 'flaky', rateLimitPerSec: 2 });
+      await insertChannel(t.ds, { key: 'email', providerKey: 'scripted' });
       await seed('sms', 250, 30);
       const email = await seed('email', 20, 5);
 
       completed(await app.cycles.runCycle());
 
-      for (const id of email) expect((await readNotification(ds, id)).status).toBe('Sent');
+      for (const id of email) expect((await readNotification(t.ds, id)).status).toBe('Sent');
       expect(app.provider.calls).toHaveLength(20);
       expect(flaky.calls.length).toBeLessThanOrEqual(3);
     });
@@ -288,14 +270,14 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
   describe('backoff jitter', () => {
     it('spreads the retry time by the random sample, within ±20 %, capped by backoff_max_ms', async () => {
       await start({ concurrency: 1 });
-      await insertChannel(ds, {
+      await insertChannel(t.ds, {
         key: 'email',
         providerKey: 'scripted',
         backoffBaseMs: 60_000,
         backoffMultiplier: 2,
         backoffMaxMs: 130_000,
       });
-      await insertChannel(ds, {
+      await insertChannel(t.ds, {
         key: 'steady',
         providerKey: 'scripted',
         backoffBaseMs: 60_000,
@@ -303,7 +285,7 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
         backoffJitter: false,
       });
       const now = app.clock.now();
-      const low = await insertNotification(ds, {
+      const low = await insertNotification(t.ds, {
         channel: 'email',
         status: 'Failed',
         attempts: 1,
@@ -316,17 +298,17 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
       app.random.sample = 0;
       completed(await app.cycles.runCycle());
       // attempts 2: 60 s × 2 = 120 s, × 0.8 at the lowest sample.
-      expect((await readNotification(ds, low)).next_attempt_at!.getTime()).toBe(
+      expect((await readNotification(t.ds, low)).next_attempt_at!.getTime()).toBe(
         now.getTime() + 96_000,
       );
 
-      const high = await insertNotification(ds, {
+      const high = await insertNotification(t.ds, {
         channel: 'email',
         status: 'Failed',
         attempts: 1,
         nextAttemptAt: minutesAgo(now, 2),
       });
-      const steady = await insertNotification(ds, {
+      const steady = await insertNotification(t.ds, {
         channel: 'steady',
         status: 'Failed',
         attempts: 1,
@@ -335,10 +317,10 @@ describe('provider handling in the cycle: circuit breaker, channel limits, jitte
       app.random.sample = 1;
       completed(await app.cycles.runCycle());
       // 120 s × 1.2 = 144 s, capped at 130 s; the channel without jitter gets exactly 120 s.
-      expect((await readNotification(ds, high)).next_attempt_at!.getTime()).toBe(
+      expect((await readNotification(t.ds, high)).next_attempt_at!.getTime()).toBe(
         now.getTime() + 130_000,
       );
-      expect((await readNotification(ds, steady)).next_attempt_at!.getTime()).toBe(
+      expect((await readNotification(t.ds, steady)).next_attempt_at!.getTime()).toBe(
         now.getTime() + 120_000,
       );
     });

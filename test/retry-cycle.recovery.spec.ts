@@ -1,4 +1,3 @@
-import type { DataSource } from 'typeorm';
 import { startChildHost, type ChildHost } from './support/child-host';
 import { completed } from './support/cycle-reports';
 import {
@@ -7,9 +6,8 @@ import {
   outboxEvents,
   readNotification,
 } from './support/fixtures';
-import { createRetryTestApp, type RetryTestApp } from './support/retry-test-app';
+import { useRetryDatabase, type RetryTestApp } from './support/retry-test-app';
 import { ScriptedProviderAdapter, scriptedAdapterFor } from './support/scripted-provider-adapter';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
 
 const TIMEOUT_MS = 1_000;
 /** The library's defaults: the settle margin, and the room kept for the outcome's write. */
@@ -24,23 +22,15 @@ const SlowAdapter = scriptedAdapterFor('slow');
  * recovery does not wait for the dead worker's lease).
  */
 describe('crash recovery: SIGKILL of a worker mid-call (child process, real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
+  const t = useRetryDatabase();
   let host: ChildHost | undefined;
-  let rescuer: RetryTestApp | undefined;
 
-  beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
-  });
-
-  afterAll(async () => {
+  afterEach(() => {
     if (host && host.child.exitCode === null) host.child.kill('SIGKILL');
-    await rescuer?.close();
-    await ds?.destroy();
-    await db?.drop();
   });
 
   it('makes the row due again within timeout + margin, and another worker sends it once more', async () => {
+    const { db, ds } = t;
     await insertChannel(ds, { key: 'email', providerKey: 'slow', timeoutMs: TIMEOUT_MS });
     const id = await insertNotification(ds, {
       status: 'Failed',
@@ -56,8 +46,7 @@ describe('crash recovery: SIGKILL of a worker mid-call (child process, real Post
     );
     // The rescuer starts while the dead-to-be worker still holds the claim: its start-up is not part
     // of the time to recovery, which is judged by its cycles, not by a wall-clock window.
-    rescuer = await createRetryTestApp({
-      url: db.url,
+    const rescuer: RetryTestApp = await t.start({
       clock: 'database',
       adapters: [ScriptedProviderAdapter, SlowAdapter],
       options: { lockKey: 'notifications:retry-worker:rescuer' },

@@ -1,5 +1,4 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
-import type { DataSource } from 'typeorm';
 import { waitFor } from './support/deferred';
 import {
   insertChannel,
@@ -7,59 +6,39 @@ import {
   minutesAgo,
   readNotification,
 } from './support/fixtures';
-import { createRetryTestApp } from './support/retry-test-app';
-import { createMigratedDatabase, type TestDatabase } from './support/test-database';
+import { useRetryDatabase } from './support/retry-test-app';
 
 describe('retry cycle schedule (@nestjs/schedule, real PostgreSQL)', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
+  const t = useRetryDatabase();
 
   beforeAll(async () => {
-    ({ db, dataSource: ds } = await createMigratedDatabase());
-    await insertChannel(ds, { key: 'email' });
-  });
-
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
+    await insertChannel(t.ds, { key: 'email' });
   });
 
   it('runs cycles on the cron schedule and stops with the application', async () => {
-    const app = await createRetryTestApp({
-      url: db.url,
-      options: { enabled: true, cron: '* * * * * *' },
+    const app = await t.start({ options: { enabled: true, cron: '* * * * * *' } });
+    const registry = app.module.get(SchedulerRegistry);
+    expect(registry.getCronJobs().has('notifications-retry-cycle')).toBe(true);
+    const id = await insertNotification(t.ds, {
+      status: 'Failed',
+      nextAttemptAt: minutesAgo(app.clock.now(), 1),
     });
-    let closed = false;
-    try {
-      const registry = app.module.get(SchedulerRegistry);
-      expect(registry.getCronJobs().has('notifications-retry-cycle')).toBe(true);
-      const id = await insertNotification(ds, {
-        status: 'Failed',
-        nextAttemptAt: minutesAgo(app.clock.now(), 1),
-      });
 
-      await waitFor(() => app.provider.calls.length > 0, 5_000);
-      await waitFor(() => app.logs.events('cycle-completed').length > 0, 5_000);
-      expect((await readNotification(ds, id)).status).toBe('Sent');
+    await waitFor(() => app.provider.calls.length > 0, 5_000);
+    await waitFor(() => app.logs.events('cycle-completed').length > 0, 5_000);
+    expect((await readNotification(t.ds, id)).status).toBe('Sent');
 
-      await app.close();
-      closed = true;
-      expect(registry.getCronJobs().has('notifications-retry-cycle')).toBe(false);
-      const completedBefore = app.logs.events('cycle-completed').length;
-      await new Promise((r) => setTimeout(r, 1_500));
-      expect(app.logs.events('cycle-completed')).toHaveLength(completedBefore);
-    } finally {
-      if (!closed) await app.close();
-    }
+    // The test is about closing: it closes the app itself (the harness then finds it closed).
+    await app.close();
+    expect(registry.getCronJobs().has('notifications-retry-cycle')).toBe(false);
+    const completedBefore = app.logs.events('cycle-completed').length;
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(app.logs.events('cycle-completed')).toHaveLength(completedBefore);
   });
 
   it('registers no job when the worker is disabled', async () => {
-    const app = await createRetryTestApp({ url: db.url, options: { enabled: false } });
-    try {
-      expect(app.module.get(SchedulerRegistry).getCronJobs().size).toBe(0);
-      expect(app.logs.events('retry-worker-disabled')).toHaveLength(1);
-    } finally {
-      await app.close();
-    }
+    const app = await t.start({ options: { enabled: false } });
+    expect(app.module.get(SchedulerRegistry).getCronJobs().size).toBe(0);
+    expect(app.logs.events('retry-worker-disabled')).toHaveLength(1);
   });
 });

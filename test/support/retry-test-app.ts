@@ -1,154 +1,167 @@
 import { randomUUID } from 'node:crypto';
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
-import { Test, type TestingModule } from '@nestjs/testing';
-import { ScheduleModule } from '@nestjs/schedule';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { insertChannel, type ChannelFixture } from './fixtures';
 import {
-  AlertSink,
-  Clock,
-  NotificationsRetryModule,
-  RandomSource,
-  RetryCycleService,
-  RetryWorkerHealthService,
-  type NotificationsRetryExtensions,
-  type NotificationsRetryModuleOptions,
-  type TerminalFailureAlert,
-} from '@pin/notifications-retry';
-import { CapturingLogger } from './capturing-logger';
-import { FakeClock } from './fake-clock';
-import { FixedRandomSource } from './fixed-random-source';
-import { ScriptedProviderAdapter } from './scripted-provider-adapter';
-import { insertChannel, resetTables, type ChannelFixture } from './fixtures';
-import { createTestDatabase, dataSourceOptions, type TestDatabase } from './test-database';
+  startRetryTestApp,
+  type RetryTestApp,
+  type RetryTestAppOptions,
+} from './retry-test-app.start';
+import { createMigratedDatabase, createTestDatabase, type TestDatabase } from './test-database';
 
-/** Collects alerts so tests can assert on them. */
-export class RecordingAlertSink extends AlertSink {
-  readonly alerts: TerminalFailureAlert[] = [];
-
-  terminalFailure(alert: TerminalFailureAlert): void {
-    this.alerts.push(alert);
-  }
-}
-
-export interface RetryTestAppOptions {
-  readonly url: string;
-  readonly options?: NotificationsRetryModuleOptions;
-  readonly extensions?: NotificationsRetryExtensions;
-  /** Adapters registered the way a team would: in their own module, in any Nest provider form. */
-  readonly adapters?: Provider[];
-  /** A clock the test moves by hand (default), or 'database': the library's own DatabaseClock. */
-  readonly clock?: FakeClock | 'database';
-  /** Jitter sample for backoff; default 0.5, the undisturbed delay. */
-  readonly random?: FixedRandomSource;
-  readonly poolSize?: number;
-}
-
-export interface RetryTestApp {
-  readonly module: TestingModule;
-  readonly cycles: RetryCycleService;
-  /** The worker's verdict, as /health reads it. */
-  readonly workerHealth: RetryWorkerHealthService;
-  readonly dataSource: DataSource;
-  /** The test's clock; with `clock: 'database'` a FakeClock the app does not use. */
-  readonly clock: FakeClock;
-  readonly random: FixedRandomSource;
-  readonly alerts: RecordingAlertSink;
-  readonly provider: ScriptedProviderAdapter;
-  readonly logs: CapturingLogger;
-  /** Empties the tables, sets the clock back, forgets recorded calls, alerts and log lines: between tests sharing one app. */
-  reset(): Promise<void>;
-  close(): Promise<void>;
-}
+export {
+  adaptersModule,
+  RecordingAlertSink,
+  type RetryTestApp,
+  type RetryTestAppOptions,
+} from './retry-test-app.start';
 
 /**
- * A Nest application as a host would assemble it: its own TypeORM root (and so
- * its own DataSource and pool), the retry module, and a team module with adapters.
- * The schedule is off: tests call `runCycle()`.
+ * How a test asks for an app: everything `RetryTestAppOptions` has, but the URL
+ * defaults to the harness's database. A function receives that URL and returns
+ * the one to connect to (a pooler in front of it, say).
  */
-export async function createRetryTestApp(config: RetryTestAppOptions): Promise<RetryTestApp> {
-  const clock = config.clock instanceof FakeClock ? config.clock : new FakeClock();
-  const startedAt = clock.now();
-  const alerts = new RecordingAlertSink();
-  const random = config.random ?? new FixedRandomSource();
-  const testing = Test.createTestingModule({
-    imports: [
-      ScheduleModule.forRoot(),
-      TypeOrmModule.forRoot(
-        dataSourceOptions(config.url, { extra: { max: config.poolSize ?? 20 } }),
-      ),
-      NotificationsRetryModule.forRoot({
-        enabled: false,
-        concurrency: 4,
-        ...config.options,
-        extensions: config.extensions,
-      }),
-      adaptersModule(config.adapters ?? [ScriptedProviderAdapter]),
-    ],
-  });
-  const builder = (
-    config.clock === 'database' ? testing : testing.overrideProvider(Clock).useValue(clock)
-  )
-    .overrideProvider(AlertSink)
-    .useValue(alerts)
-    .overrideProvider(RandomSource)
-    .useValue(random);
-  const logs = new CapturingLogger();
-  const module = await builder.compile();
-  module.useLogger(logs);
-  try {
-    await module.init();
-  } catch (error) {
-    // A start-up that fails on purpose must not leave its DataSource's pool open behind the test.
-    await module.close().catch(() => undefined);
-    throw error;
-  }
-  const adapters = config.adapters ?? [ScriptedProviderAdapter];
-  const dataSource = module.get(DataSource);
-  const provider = adapters.includes(ScriptedProviderAdapter)
-    ? module.get(ScriptedProviderAdapter)
-    : (undefined as unknown as ScriptedProviderAdapter);
-  return {
-    module,
-    cycles: module.get(RetryCycleService),
-    workerHealth: module.get(RetryWorkerHealthService),
-    dataSource,
-    clock,
-    random,
-    alerts,
-    logs,
-    provider,
-    reset: async () => {
-      clock.set(startedAt);
-      await resetTables(dataSource);
-      if (provider) provider.calls.length = 0;
-      alerts.alerts.length = 0;
-      logs.entries.length = 0;
-    },
-    close: () => module.close(),
-  };
+export type RetryAppConfig = Omit<RetryTestAppOptions, 'url'> & {
+  readonly url?: string | ((databaseUrl: string) => string);
+};
+
+/** The harness's database and the apps it starts on it. */
+export interface RetryDatabaseHarness {
+  readonly db: TestDatabase;
+  /** A DataSource on the database: the harness's own (useRetryDatabase) or the app's (useRetryTestApp). */
+  readonly ds: DataSource;
+  /**
+   * Another app on the harness's database (a second worker, per-test options).
+   * The harness closes it: after the test when started inside one, after all
+   * tests of the harness's describe when started in a `beforeAll`. A start-up
+   * that fails rejects with its error and leaves nothing open, so
+   * `await expect(t.start(config)).rejects.toThrow(...)` asserts it.
+   */
+  start(config?: RetryAppConfig): Promise<RetryTestApp>;
+  /**
+   * A clean-up to run after all tests, once the harness has closed its apps and
+   * before it drops the database: for what the spec opened on it (a pg Client,
+   * a pooler in front of it). A spec's own `afterAll` would run after the drop.
+   * Last registered, first run.
+   */
+  teardown(cleanup: () => unknown): void;
 }
 
 /** What `useRetryTestApp` hands a test file: the app, its database, and seed helpers. */
-export interface RetryTestBundle {
+export interface RetryTestBundle extends RetryDatabaseHarness {
   readonly app: RetryTestApp;
-  readonly db: TestDatabase;
-  readonly ds: DataSource;
   /** `count` due Failed rows of `channel` (default email), oldest first; their ids. */
   dueRows(count: number, channel?: string): Promise<string[]>;
 }
 
+export interface UseRetryTestAppConfig extends RetryAppConfig {
+  /** Channels inserted before each test; default `[{ key: 'email' }]`. */
+  readonly channels?: readonly ChannelFixture[];
+  /** Share the database of an enclosing describe's harness instead of creating one. */
+  readonly database?: RetryDatabaseHarness;
+  /**
+   * `false`: no reset and no channels before each test; the tests share what the
+   * ones before them left (the app's log lines from start-up, say) and the spec
+   * arranges its rows itself. Default `true`.
+   */
+  readonly reset?: boolean;
+}
+
 /**
- * One app for a test file, owning its lifecycle: a fresh database and app
- * before all tests, a complete reset (tables, recorded calls, log lines, the
- * provider's script) and the `email` channel before each, and everything
- * closed after. Call it at the top of a `describe`; read the bundle inside tests.
+ * Registers the hooks that own the apps `start` returns; call inside a describe.
+ * `afterTestApps` runs once a test's own apps are closed.
  */
-export function useRetryTestApp(
-  config: Omit<RetryTestAppOptions, 'url'> & { readonly channels?: readonly ChannelFixture[] } = {},
-): RetryTestBundle {
+function appTracker(url: () => string, afterTestApps: () => void = () => undefined) {
+  let inTest = false;
+  const perTest: RetryTestApp[] = [];
+  const perDescribe: RetryTestApp[] = [];
+  const cleanups: Array<() => unknown> = [];
+  const closeAll = async (apps: RetryTestApp[]) => {
+    const errors: unknown[] = [];
+    while (apps.length)
+      await apps
+        .pop()!
+        .close()
+        .catch((error: unknown) => errors.push(error));
+    if (errors.length) throw errors[0];
+  };
+  beforeEach(() => {
+    inTest = true;
+  });
+  afterEach(async () => {
+    inTest = false;
+    if (perTest.length === 0) return;
+    await closeAll(perTest);
+    afterTestApps();
+  });
+  return {
+    async start(config: RetryAppConfig = {}): Promise<RetryTestApp> {
+      const own = url();
+      const target = typeof config.url === 'function' ? config.url(own) : (config.url ?? own);
+      const app = await startRetryTestApp({ ...config, url: target });
+      (inTest ? perTest : perDescribe).push(app);
+      return app;
+    },
+    teardown: (cleanup: () => unknown) => void cleanups.push(cleanup),
+    /** Closes the apps started outside tests. */
+    closeStarted: () => closeAll(perDescribe),
+    /** Runs the teardowns, last registered first. */
+    async runTeardowns(): Promise<void> {
+      while (cleanups.length) await cleanups.pop()!();
+    },
+  };
+}
+
+/**
+ * A fresh, migrated database for a describe, with no app: for specs that start
+ * their apps themselves (several workers, per-test options, start-ups that must
+ * fail). `ds` is the harness's own DataSource, open from before all tests to
+ * after all; `start` hands out apps the harness closes.
+ */
+export function useRetryDatabase(): RetryDatabaseHarness {
+  let db: TestDatabase | undefined;
+  let ds: DataSource | undefined;
+  const apps = appTracker(() => harness.db.url);
+  const harness: RetryDatabaseHarness = {
+    get db() {
+      if (!db) throw new Error('useRetryDatabase: the database exists only inside tests');
+      return db;
+    },
+    get ds() {
+      if (!ds) throw new Error('useRetryDatabase: the DataSource exists only inside tests');
+      return ds;
+    },
+    start: (config) => apps.start(config),
+    teardown: apps.teardown,
+  };
+  beforeAll(async () => {
+    ({ db, dataSource: ds } = await createMigratedDatabase());
+  });
+  afterAll(async () => {
+    await apps.closeStarted();
+    await apps.runTeardowns();
+    await ds?.destroy();
+    await db?.drop();
+  });
+  return harness;
+}
+
+/**
+ * One app for a describe, owning its lifecycle: a fresh database (or the
+ * enclosing harness's, with `database`) and app before all tests, a complete
+ * reset (tables, recorded calls, log lines, the provider's script) and the
+ * channels (default `email`) before each, and everything closed after. Call it
+ * at the top of a `describe`; read the bundle inside tests.
+ */
+export function useRetryTestApp(config: UseRetryTestAppConfig = {}): RetryTestBundle {
+  const { channels, database, reset = true, ...appConfig } = config;
   let app: RetryTestApp | undefined;
   let db: TestDatabase | undefined;
+  // Nest's logger is one per process: each app takes it over when it starts. Once a test's own
+  // apps are closed, the file's app gets it back, so later tests read their lines in `app.logs`.
+  const apps = appTracker(
+    () => bundle.db.url,
+    () => app?.module.useLogger(app.logs),
+  );
   const bundle: RetryTestBundle = {
     get app() {
       if (!app) throw new Error('useRetryTestApp: the app exists only inside tests');
@@ -161,6 +174,8 @@ export function useRetryTestApp(
     get ds() {
       return bundle.app.dataSource;
     },
+    start: (extra) => apps.start(extra),
+    teardown: apps.teardown,
     async dueRows(count, channel = 'email') {
       const now = bundle.app.clock.now();
       const ids = Array.from({ length: count }, () => randomUUID());
@@ -175,27 +190,24 @@ export function useRetryTestApp(
     },
   };
   beforeAll(async () => {
-    db = await createTestDatabase();
-    app = await createRetryTestApp({ ...config, url: db.url });
+    db = database ? database.db : await createTestDatabase();
+    const own = db.url;
+    const url = typeof appConfig.url === 'function' ? appConfig.url(own) : (appConfig.url ?? own);
+    app = await startRetryTestApp({ ...appConfig, url });
   });
   beforeEach(async () => {
+    if (!reset) return;
     await bundle.app.reset();
     bundle.app.provider?.respondWith((message) => ({
       providerMessageId: `scripted-${message.id}`,
     }));
-    for (const channel of config.channels ?? [{ key: 'email' }])
-      await insertChannel(bundle.ds, channel);
+    for (const channel of channels ?? [{ key: 'email' }]) await insertChannel(bundle.ds, channel);
   });
   afterAll(async () => {
+    await apps.closeStarted();
     await app?.close();
-    await db?.drop();
+    await apps.runTeardowns();
+    if (!database) await db?.drop();
   });
   return bundle;
-}
-
-/** A team's own module declaring adapters: the retry module must find them with no registration call. */
-export function adaptersModule(adapters: Provider[]): DynamicModule {
-  @Module({})
-  class TeamAdaptersModule {}
-  return { module: TeamAdaptersModule, providers: adapters };
 }
