@@ -25,11 +25,17 @@ describe('rate-paced claims (real PostgreSQL)', () => {
       const starts = t.app.provider.calls.map((call) => call.startedAt);
       expect(starts.length).toBeGreaterThanOrEqual(9);
       expect(starts.length).toBeLessThanOrEqual(11);
+      // The pacer lets calls through 501 ms apart; the adapter sees each a few ms later, by how
+      // busy the event loop is, so a gap may look shorter by that much but the pace never adds up
+      // to more than 2/s.
       for (let i = 1; i < starts.length; i++) {
-        expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(499);
+        expect(starts[i] - starts[i - 1]).toBeGreaterThanOrEqual(450);
         // No stall behind a handed-back claim: the next call comes at its slot.
         expect(starts[i] - starts[i - 1]).toBeLessThan(1_000);
       }
+      expect(starts[starts.length - 1] - starts[0]).toBeGreaterThanOrEqual(
+        (starts.length - 1) * 500 - 50,
+      );
       expect(report.counts.sent).toBe(starts.length);
       expect(report.counts.skipped).toBe(0);
       // One claim a slot, at most: no claim churn.
