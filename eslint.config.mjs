@@ -34,4 +34,21 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  {
+    // One harness owns every app's lifecycle: specs start apps through it, never the builder.
+    files: ['test/**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/retry-test-app.start'],
+              message: 'Start apps with useRetryTestApp / useRetryDatabase and t.start().',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );
