@@ -2,6 +2,7 @@ import { DistributedLockEntity } from './distributed-lock.entity';
 import { CreateNotificationsRetrySchema1796083200000 } from './migrations/1796083200000-create-notifications-retry-schema';
 import { OutboxRelayClaims1796169700000 } from './migrations/1796169700000-outbox-relay-claims';
 import { EventSequenceAndLastCycle1796256000000 } from './migrations/1796256000000-event-sequence-and-last-cycle';
+import { AttemptHistoryAndCycleLog1796342400000 } from './migrations/1796342400000-attempt-history-and-cycle-log';
 import { NotificationChannelEntity } from './notification-channel.entity';
 import { CreateOperationsTables1796169600000 } from './migrations/1796169600000-create-operations-tables';
 import { NotificationChannelPauseEntity } from './notification-channel-pause.entity';
@@ -9,6 +10,7 @@ import { NotificationOperatorActionEntity } from './notification-operator-action
 import { NotificationRedrivenRowEntity } from './notification-redriven-row.entity';
 import { NotificationOutboxEntity } from './notification-outbox.entity';
 import { NotificationEntity } from './notification.entity';
+import { NotificationRetryCycleEntity } from './notification-retry-cycle.entity';
 
 /** Register these in the host's TypeORM `entities`. */
 export const notificationsRetryEntities = [
@@ -19,6 +21,7 @@ export const notificationsRetryEntities = [
   NotificationChannelPauseEntity,
   NotificationOperatorActionEntity,
   NotificationRedrivenRowEntity,
+  NotificationRetryCycleEntity,
 ];
 
 /** Register these in the host's TypeORM `migrations`, in this order. */
@@ -27,4 +30,5 @@ export const notificationsRetryMigrations = [
   CreateOperationsTables1796169600000,
   OutboxRelayClaims1796169700000,
   EventSequenceAndLastCycle1796256000000,
+  AttemptHistoryAndCycleLog1796342400000,
 ];

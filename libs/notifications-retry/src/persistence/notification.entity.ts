@@ -75,6 +75,14 @@ export class NotificationEntity {
   claimExpiresAt!: Date | null;
 
   /**
+   * The row's last attempts, newest last, at most `ATTEMPT_HISTORY_LIMIT`
+   * (see `AttemptHistoryEntry`): written by the statement that writes each
+   * outcome, redacted like `last_error_message`.
+   */
+  @Column({ name: 'attempt_history', type: 'jsonb', default: () => "'[]'::jsonb" })
+  attemptHistory!: unknown[];
+
+  /**
    * Stored generated column (see the migration): Failed with next_attempt_at →
    * greatest(next_attempt_at, claim_expires_at), Pending with scheduled_at →
    * greatest(scheduled_at, claim_expires_at), else null. The claim's index key.
