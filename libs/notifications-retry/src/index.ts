@@ -48,6 +48,10 @@ export { backoffDelayMs, BACKOFF_JITTER_RATIO, type RetryBackoff } from './chann
 
 export { DistributedLock, type LockReleaseOptions } from './locking/distributed-lock';
 export type { CompletedCycleRecord } from './locking/completed-cycle-record';
+export {
+  ATTEMPT_HISTORY_LIMIT,
+  type AttemptHistoryEntry,
+} from './vocabulary/attempt-history-entry';
 export type { Lease } from './vocabulary/lease';
 export type { LeaseFence } from './vocabulary/lease-fence';
 export { Clock, DatabaseClock, SystemClock } from './clock/clock';
