@@ -173,13 +173,20 @@ describe('personal data echoed by a provider (real PostgreSQL)', () => {
     expect(app.provider.calls).toHaveLength(rows.length);
   });
 
-  it('stores no personal data in last_error_message, last_error_code or provider_message_id', async () => {
+  it('stores no personal data in last_error_message, last_error_code, provider_message_id or attempt_history', async () => {
     for (const id of ids.keys()) {
       const stored = await readNotification(ds, id);
+      const [{ history }] = await ds.query(
+        `SELECT attempt_history::text AS history FROM notifications WHERE id = $1`,
+        [id],
+      );
+      // Every row's attempt is in its history: the check below reads something.
+      expect(JSON.parse(history)).toHaveLength(1);
       for (const column of [
         stored.last_error_message,
         stored.last_error_code,
         stored.provider_message_id,
+        history as string,
       ]) {
         expect(personalRunsIn(column ?? '', personalValues)).toEqual([]);
       }

@@ -96,13 +96,14 @@ const COLUMNS: ReadonlyArray<readonly [string, string, string]> = [
   ['last_error_message', 'notifications', 'last_error_message'],
   ['last_error_code', 'notifications', 'last_error_code'],
   ['provider_message_id', 'notifications', 'provider_message_id'],
+  ['attempt_history', 'notifications', 'attempt_history::text'],
 ];
 
 /**
  * Searches everything the run produced for the seeded personal data: every
  * instance's stdout and stderr (pino JSON), its Prometheus registry dumps, its
  * spans, and in the database the outbox payloads and headers and the stored
- * error codes, messages and provider message ids. A leak is any run of 8 or
+ * error codes, messages, provider message ids and attempt histories. A leak is any run of 8 or
  * more characters of any seeded address, subject or body, matched ignoring
  * case, in the text as written or once URL-decoded and JSON-unescaped (see
  * PersonalDataNeedles). Files are searched line by line.

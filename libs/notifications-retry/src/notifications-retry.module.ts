@@ -13,6 +13,7 @@ import { ChannelPacer } from './cycle/channel-pacer';
 import { CatalogStartCheck } from './cycle/catalog-start-check';
 import { ClaimPlanner } from './cycle/claim-planner';
 import { CycleLease } from './cycle/cycle-lease';
+import { CycleLog } from './cycle/cycle-log';
 import { CycleReports } from './cycle/cycle-reports';
 import { CycleStarter } from './cycle/cycle-starter';
 import { RetryCycleService } from './cycle/retry-cycle.service';
@@ -144,6 +145,7 @@ const OPERATIONS = [
     CycleLease,
     CycleStarter,
     CycleReports,
+    CycleLog,
     ClaimPlanner,
     RowRunner,
     RowCensus,

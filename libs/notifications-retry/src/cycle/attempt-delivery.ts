@@ -26,16 +26,29 @@ function safeCode(code: string, fallback: string, message: OutgoingNotification)
 const MIN_HTTP_STATUS = 100;
 const MAX_HTTP_STATUS = 599;
 
-/** `HTTP 503: ` for an error that carries a real status, nothing otherwise. */
-function httpStatusPrefix(error: DeliveryError): string {
+/** The error's HTTP status when it is a real one (an adapter may pass anything). */
+function httpStatusOf(error: DeliveryError): number | null {
   const status: unknown = error.httpStatus;
   return typeof status === 'number' &&
     Number.isInteger(status) &&
     status >= MIN_HTTP_STATUS &&
     status <= MAX_HTTP_STATUS
-    ? `HTTP ${status}: `
-    : '';
+    ? status
+    : null;
 }
+
+/** `HTTP 503: ` for an error that carries a real status, nothing otherwise. */
+function httpStatusPrefix(status: number | null): string {
+  return status === null ? '' : `HTTP ${status}: `;
+}
+
+/** The `httpStatus` field of an outcome: present only when there is a status. */
+function withHttpStatus(status: number | null): { httpStatus?: number } {
+  return status === null ? {} : { httpStatus: status };
+}
+
+/** The error code of an attempt that got no answer in time (the history calls it a timeout). */
+export const PROVIDER_TIMEOUT_CODE = 'provider_timeout';
 
 /** An answer that came after the channel timeout had fired the adapter's signal. */
 export interface LateAnswer {
@@ -184,7 +197,7 @@ export async function attemptDelivery(
     if (error instanceof UnsettledCall) {
       return {
         kind: 'retriable',
-        errorCode: 'provider_timeout',
+        errorCode: PROVIDER_TIMEOUT_CODE,
         errorMessage: error.message,
         unsettled: true,
       };
@@ -193,7 +206,7 @@ export async function attemptDelivery(
       // The adapter gave up at our signal: what it threw is about the abort, not the provider.
       return {
         kind: 'retriable',
-        errorCode: 'provider_timeout',
+        errorCode: PROVIDER_TIMEOUT_CODE,
         errorMessage: `provider call exceeded ${timeoutMs} ms`,
       };
     }
@@ -252,22 +265,26 @@ function storableMessageId(id: string, message: OutgoingNotification): string {
 function classifyFailure(error: unknown, message: OutgoingNotification): AttemptOutcome {
   const safe = (text: string): string => redactPersonalData(text, message);
   // What is stored of a provider's error: a code, the HTTP status where there is one, a redacted text.
-  const stored = (error: DeliveryError): string =>
-    `${httpStatusPrefix(error)}${safe(error.message)}`;
+  const stored = (error: DeliveryError, status: number | null): string =>
+    `${httpStatusPrefix(status)}${safe(error.message)}`;
   if (error instanceof ThrottledDeliveryError) {
+    const status = httpStatusOf(error);
     return {
       kind: 'throttled',
       retryAfterMs: error.retryAfterMs,
       errorCode: safeCode(error.code, 'provider_throttled', message),
-      errorMessage: stored(error),
+      errorMessage: stored(error, status),
+      ...withHttpStatus(status),
     };
   }
   if (error instanceof DeliveryError) {
+    const status = httpStatusOf(error);
     const fallback = error.retriable ? 'provider_error' : 'provider_rejected';
     return {
       kind: error.retriable ? 'retriable' : 'non-retriable',
       errorCode: safeCode(error.code, fallback, message),
-      errorMessage: stored(error),
+      errorMessage: stored(error, status),
+      ...withHttpStatus(status),
     };
   }
   if (error instanceof Error) {

@@ -283,6 +283,20 @@ export class CycleReporter {
     });
   }
 
+  cycleLogFailed(cycle: CycleState, step: 'record' | 'retention', error: unknown): void {
+    this.logger.warn({
+      ...this.ids(cycle),
+      msg: 'cycle-log-failed',
+      event: 'cycle-log-failed',
+      step,
+      note:
+        step === 'record'
+          ? 'the cycle is missing from the cycle log; the cycle is not affected'
+          : 'old cycle log rows stay until the next try; the cycle is not affected',
+      error: errorText(error),
+    });
+  }
+
   leaseReleaseFailed(cycle: CycleState, error: unknown): void {
     this.logger.error({
       ...this.ids(cycle),

@@ -4,7 +4,11 @@ import { Clock } from '../clock/clock';
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
-import type { CycleReport, CycleSkipReason } from '../vocabulary/cycle-report';
+import type {
+  CompletedCycleReport,
+  CycleReport,
+  CycleSkipReason,
+} from '../vocabulary/cycle-report';
 import { CycleReporter } from './cycle-reporter';
 import type { CycleState } from './cycle-state';
 import type { CycleRun } from './cycle-starter';
@@ -22,7 +26,7 @@ export class CycleReports {
     private readonly state: RetryWorkerState,
   ) {}
 
-  completed(cycle: CycleState): CycleReport {
+  completed(cycle: CycleState): CompletedCycleReport {
     const finishedAt = this.clock.now();
     const durationMs = Math.round(performance.now() - cycle.startedAt);
     const stopReason = cycle.stopReason ?? 'no-more-due';
@@ -30,7 +34,7 @@ export class CycleReports {
       'notifications.stop_reason': stopReason,
       'notifications.processed': cycle.counts.processed,
     });
-    const report: CycleReport = {
+    const report: CompletedCycleReport = {
       status: 'completed',
       runId: cycle.runId,
       correlationId: cycle.correlationId,

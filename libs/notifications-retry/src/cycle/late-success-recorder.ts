@@ -19,6 +19,7 @@ import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
 import { retryPassingErrors } from '../persistence/retry-passing-errors';
 import type { LateSuccess } from './attempt-delivery';
+import { attemptHistoryFields } from './attempt-record';
 import type { ClaimedRow } from './claimed-row';
 import type { EligibleChannel } from './cycle-state';
 import { errorText } from '../vocabulary/error-text';
@@ -33,6 +34,8 @@ export interface LateSuccessInput {
   readonly correlationId: string;
   /** The provider call span's, for the event's headers. */
   readonly traceparent: string | undefined;
+  /** From the adapter's call to its late answer, for the attempt history. */
+  readonly latencyMs: number | null;
 }
 
 /**
@@ -160,6 +163,16 @@ export class LateSuccessRecorder implements BeforeApplicationShutdown {
         eventContractVersion: event.contractVersion,
         eventPayload: event.payload,
         eventHeaders: event.headers,
+        historyEntry: JSON.stringify(
+          attemptHistoryFields(
+            {
+              outcome: 'late-success',
+              httpStatus: null,
+              latencyMs: input.latencyMs === null ? null : Math.round(input.latencyMs),
+            },
+            { lastErrorCode: null, lastErrorMessage: null },
+          ),
+        ),
       });
       // Safe to repeat: a write that committed before its reply was lost finds the row Sent.
       [recorded] = await retryPassingErrors(

@@ -16,6 +16,7 @@ import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
 import { retryPassingErrors } from '../persistence/retry-passing-errors';
 import { RetryMetrics, type RetriedStatement } from '../observability/retry-metrics';
+import { attemptHistoryFields } from './attempt-record';
 import type { LeaseLossCause } from './lease-loss';
 import type { OutcomeWriteResult } from './outcome-write-result';
 import type { RowOutcome } from './row-settlement';
@@ -237,7 +238,7 @@ async function inLanes<T>(
 /** The settle statement's arrays: index i of each is outcome i. */
 function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, unknown[]> {
   const value = (o: RowOutcome, name: SettledRowArray): unknown => {
-    const { row, transition: t, event } = o;
+    const { row, transition: t, event, attempt } = o;
     switch (name) {
       case 'id':
         return row.id;
@@ -271,6 +272,8 @@ function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, 
         return event?.payload ?? null;
       case 'eventHeaders':
         return event?.headers ?? null;
+      case 'historyEntry':
+        return JSON.stringify(attemptHistoryFields(attempt, t));
     }
   };
   const arrays = {} as Record<SettledRowArray, unknown[]>;

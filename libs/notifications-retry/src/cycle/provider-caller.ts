@@ -20,6 +20,11 @@ export interface CallResult {
   readonly traceparent: string | undefined;
   /** `performance.now()` when the outcome was known. */
   readonly decidedAt: number;
+  /**
+   * From the adapter's call to its outcome (a timeout's: to the write-off), for
+   * the attempt history; null when no call was made (exhausted, circuit open).
+   */
+  readonly latencyMs: number | null;
 }
 
 /**
@@ -57,6 +62,7 @@ export class ProviderCaller {
         outcome: { kind: 'exhausted' },
         traceparent: undefined,
         decidedAt: performance.now(),
+        latencyMs: null,
       };
     }
     const span = this.tracer.startSpan(
@@ -77,6 +83,9 @@ export class ProviderCaller {
     // Resolved once the late success (if any) is written: until then the call counts as in flight,
     // so this instance does not claim the notification again only to find it Sent.
     let lateWrite: Promise<void> = Promise.resolve();
+    // Set when the adapter is called: after the pacer's wait and the circuit's verdict, which are
+    // the worker's time, not the provider's.
+    let callStartedAt: number | null = null;
     try {
       const outcome = await this.circuits.call(
         channel.config.providerKey,
@@ -97,14 +106,16 @@ export class ProviderCaller {
             cycle.interrupt.signal,
             {
               settleMarginMs: this.settleMarginMs(row, channel),
-              onCallStarted: (settled) =>
+              onCallStarted: (settled) => {
+                callStartedAt = performance.now();
                 this.callsInFlight.track(
                   row.id,
                   settled.then(
                     () => lateWrite,
                     () => lateWrite,
                   ),
-                ),
+                );
+              },
               onLateAnswer: (late) => this.reporter.lateAnswer(cycle, row, channel, late),
               onLateSuccess: (success) => {
                 lateWrite = this.lateSuccesses.record({
@@ -114,6 +125,7 @@ export class ProviderCaller {
                   runId: cycle.runId,
                   correlationId: cycle.correlationId,
                   traceparent: carrier.traceparent,
+                  latencyMs: callStartedAt === null ? null : performance.now() - callStartedAt,
                 });
               },
             },
@@ -128,7 +140,13 @@ export class ProviderCaller {
           message: 'errorCode' in outcome ? outcome.errorCode : outcome.kind,
         });
       }
-      return { outcome, traceparent: carrier.traceparent, decidedAt: performance.now() };
+      const decidedAt = performance.now();
+      return {
+        outcome,
+        traceparent: carrier.traceparent,
+        decidedAt,
+        latencyMs: callStartedAt === null ? null : decidedAt - callStartedAt,
+      };
     } finally {
       span.end();
     }

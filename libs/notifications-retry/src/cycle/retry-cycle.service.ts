@@ -10,6 +10,7 @@ import { ClaimPlanner, type ClaimPlan } from './claim-planner';
 import type { ClaimRetry } from './claim-retry';
 import type { ClaimedRow } from './claimed-row';
 import { CycleLease } from './cycle-lease';
+import { CycleLog } from './cycle-log';
 import { CycleReporter } from './cycle-reporter';
 import { CycleReports } from './cycle-reports';
 import { CycleStarter, type CycleRun } from './cycle-starter';
@@ -39,7 +40,7 @@ export interface RunCycleOptions {
  * release the lease. No connection is held during a provider call. This class
  * only orchestrates: ClaimPlanner decides what to claim, DueRowClaimer claims
  * it, RowRunner calls and settles one row, RowCensus counts, CycleReports and
- * CycleReporter say what happened. Single-flight per instance.
+ * CycleReporter say what happened, CycleLog keeps it. Single-flight per instance.
  */
 @Injectable()
 export class RetryCycleService implements BeforeApplicationShutdown {
@@ -68,6 +69,7 @@ export class RetryCycleService implements BeforeApplicationShutdown {
     private readonly reports: CycleReports,
     private readonly state: RetryWorkerState,
     private readonly callsInFlight: ProviderCallsInFlight,
+    private readonly cycleLog: CycleLog,
   ) {}
 
   /**
@@ -158,7 +160,10 @@ export class RetryCycleService implements BeforeApplicationShutdown {
       await this.work(cycle, channels, stop);
       if (cycle.leaseLoss) this.reporter.leaseLost(cycle, cycle.leaseLoss);
       else await this.census.take(cycle, channels);
-      report = this.reports.completed(cycle);
+      const completed = this.reports.completed(cycle);
+      // Before the release: once the next owner can start, this cycle is in the log.
+      await this.cycleLog.record(cycle, completed);
+      report = completed;
       return report;
     } catch (error) {
       cycle.span.recordException(error instanceof Error ? error : String(error));

@@ -1,4 +1,5 @@
 import type { OutboxRow } from '../outbox/outbox-row';
+import type { AttemptRecord } from './attempt-record';
 import type { ClaimedRow } from './claimed-row';
 import type { RowTransition } from './row-transition';
 
@@ -21,6 +22,11 @@ export interface RowOutcome {
    * no provider was called (nothing to hold: the row simply stays due).
    */
   readonly hold: RowTransition | null;
+  /**
+   * The attempt, for its history entry: written with `transition`, or with
+   * `hold` instead (then with the hold's error code and text).
+   */
+  readonly attempt: AttemptRecord;
   /** `performance.now()` when the outcome was known: the settle time starts here. */
   readonly decidedAt: number;
 }

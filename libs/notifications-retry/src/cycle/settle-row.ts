@@ -1,5 +1,6 @@
 import type { NotificationDispatchedHeaders } from '../outbox/notification-dispatched-event';
 import type { OutboxWriter } from '../outbox/outbox.writer';
+import { attemptRecord } from './attempt-record';
 import type { ClaimedRow } from './claimed-row';
 import type { EligibleChannel } from './cycle-state';
 import type { CallResult } from './provider-caller';
@@ -56,5 +57,13 @@ export function settleRow(
     outcome.kind === 'exhausted'
       ? null
       : unrecordedOutcomeTransition(row, channel.config, transition, processedAt, jitterSample);
-  return { kind: 'outcome', row, transition, event, hold, decidedAt: call.decidedAt };
+  return {
+    kind: 'outcome',
+    row,
+    transition,
+    event,
+    hold,
+    attempt: attemptRecord(outcome, call.latencyMs),
+    decidedAt: call.decidedAt,
+  };
 }

@@ -72,6 +72,13 @@ export interface NotificationsRetryModuleOptions {
   healthStaleMultiple?: number;
   /** Lease owner name of this instance. Default host name, pid and a random suffix. */
   instanceId?: string;
+  /**
+   * How long the cycle log (`notification_retry_cycles`, one row per completed
+   * cycle, what the operator console's cycle page shows) keeps a row. The
+   * cycle owner deletes older rows in small batches, at most once a minute.
+   * From 60 000 (a minute) to 366 days. Default 604 800 000 (7 days).
+   */
+  cycleLogRetentionMs?: number;
   /** Feature flags of the built-in stub adapters for external channels. All off by default. */
   stubProviders?: { email?: boolean; sms?: boolean; push?: boolean };
   /** Per-provider circuit breaker (opossum). */
@@ -127,6 +134,7 @@ export interface ResolvedNotificationsRetryOptions {
   /** The longest gap between two runs of `cron`, worked out at start. */
   readonly scheduleIntervalMs: number;
   readonly instanceId: string;
+  readonly cycleLogRetentionMs: number;
   readonly stubProviders: {
     readonly email: boolean;
     readonly sms: boolean;

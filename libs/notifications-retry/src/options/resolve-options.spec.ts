@@ -35,6 +35,7 @@ describe('resolveOptions', () => {
       // Detected at start: named statements unless a pooler sits in front of PostgreSQL.
       expect(options.preparedStatements).toBe('auto');
       expect(options.settleMarginMs).toBe(2_000);
+      expect(options.cycleLogRetentionMs).toBe(7 * 24 * 3_600_000);
     });
 
     it('exports the default lock key of the design', () => {
@@ -88,6 +89,7 @@ describe('resolveOptions', () => {
         maxCycleDurationMs: 10_000,
         instanceId: 'worker-a',
         settleMarginMs: 500,
+        cycleLogRetentionMs: 3_600_000,
         stubProviders: { email: true, push: false },
         circuitBreaker: { enabled: false, volumeThreshold: 3, resetTimeoutMs: 5_000 },
       });
@@ -105,6 +107,7 @@ describe('resolveOptions', () => {
         shutdownGraceMs: 10_000,
         settleMarginMs: 500,
         healthStaleMultiple: 3,
+        cycleLogRetentionMs: 3_600_000,
         // */30 seconds: runs 30 s apart.
         scheduleIntervalMs: 30_000,
         stubProviders: { email: true, sms: false, push: false },
@@ -277,6 +280,20 @@ describe('resolveOptions', () => {
         option: 'lockKey',
         value: '  ',
         shown: '"  "',
+      },
+      {
+        name: 'cycleLogRetentionMs under a minute',
+        raw: { cycleLogRetentionMs: 59_999 },
+        option: 'cycleLogRetentionMs',
+        value: 59_999,
+        shown: '59999',
+      },
+      {
+        name: 'fractional cycleLogRetentionMs',
+        raw: { cycleLogRetentionMs: 86_400_000.5 },
+        option: 'cycleLogRetentionMs',
+        value: 86_400_000.5,
+        shown: '86400000.5',
       },
       {
         name: 'non-string instanceId',

@@ -20,6 +20,9 @@ export const DEFAULT_LOCK_KEY = 'notifications:retry-worker';
  */
 export const DEFAULT_CONCURRENCY = 200;
 export const MAX_CONCURRENCY = 10_000;
+const DAY_MS = 24 * 3_600_000;
+/** A week of cycles: enough to compare today with last week's same day. */
+export const DEFAULT_CYCLE_LOG_RETENTION_MS = 7 * DAY_MS;
 
 const KNOWN_OPTIONS = new Set<string>([
   'enabled',
@@ -35,6 +38,7 @@ const KNOWN_OPTIONS = new Set<string>([
   'settleMarginMs',
   'healthStaleMultiple',
   'instanceId',
+  'cycleLogRetentionMs',
   'stubProviders',
   'circuitBreaker',
   'metrics',
@@ -118,6 +122,13 @@ export function resolveOptions(
     options.instanceId,
     `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
   );
+  const cycleLogRetentionMs = integerOption(
+    'cycleLogRetentionMs',
+    options.cycleLogRetentionMs,
+    DEFAULT_CYCLE_LOG_RETENTION_MS,
+    60_000,
+    366 * DAY_MS,
+  );
   const stubProviders = stubProvidersOption(options.stubProviders);
   const circuitBreaker = circuitBreakerOption(options.circuitBreaker);
   const metrics = metricsOption(options.metrics);
@@ -138,6 +149,7 @@ export function resolveOptions(
     healthStaleMultiple,
     scheduleIntervalMs: scheduleIntervalMs(cron),
     instanceId,
+    cycleLogRetentionMs,
     stubProviders,
     circuitBreaker,
     metrics,

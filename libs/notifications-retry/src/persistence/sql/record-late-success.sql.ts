@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { NotificationStatus } from '../../vocabulary/notification-status';
 import { NotificationOutboxEntity } from '../notification-outbox.entity';
 import { NotificationEntity } from '../notification.entity';
+import { appendAttemptHistorySql, attemptHistoryEntrySql } from './attempt-history.sql';
 import { entitySql } from './entity-sql';
 import { withEventSequence } from './event-sequence.sql';
 import { LATE_SUCCESS_STATEMENT_TAG } from './late-success-tag';
@@ -17,7 +18,9 @@ export type RecordLateSuccessValue =
   | 'eventMessageKey'
   | 'eventContractVersion'
   | 'eventPayload'
-  | 'eventHeaders';
+  | 'eventHeaders'
+  /** The attempt history entry's fields but `attempt` and `at` (JSON text). */
+  | 'historyEntry';
 
 /** What the statement returns for a row it wrote; nothing when it wrote none. */
 export interface RecordedLateSuccess {
@@ -53,7 +56,7 @@ export interface RecordedLateSuccess {
  * than one more.
  *
  * The event's `attempts` and `sequence` are the row's after the write, set by
- * the statement.
+ * the statement, and so is the attempt history entry's `attempt`.
  */
 export function compileRecordLateSuccess(
   dataSource: DataSource,
@@ -64,6 +67,12 @@ export function compileRecordLateSuccess(
   const sent = `'${NotificationStatus.Sent}'`;
   const attempts = n.column('attempts');
   const sequence = n.column('eventSequence');
+  const attemptsAfter = `CASE WHEN n.${attempts} >= ${p.ref('callAttempt')}::int
+                                 THEN n.${attempts} ELSE n.${attempts} + 1 END`;
+  const history = appendAttemptHistorySql(
+    `n.${n.column('attemptHistory')}`,
+    attemptHistoryEntrySql(`${p.ref('historyEntry')}::jsonb`, attemptsAfter),
+  );
 
   return p.compile(
     'record_late_success',
@@ -80,8 +89,7 @@ export function compileRecordLateSuccess(
      recorded AS (
        UPDATE ${n.table} AS n
           SET ${n.column('status')} = ${sent},
-              ${attempts} = CASE WHEN n.${attempts} >= ${p.ref('callAttempt')}::int
-                                 THEN n.${attempts} ELSE n.${attempts} + 1 END,
+              ${attempts} = ${attemptsAfter},
               ${n.column('nextAttemptAt')} = NULL,
               ${n.column('providerMessageId')} = ${p.ref('providerMessageId')}::text,
               ${n.column('sentAt')} = ${p.ref('sentAt')}::timestamptz,
@@ -90,6 +98,7 @@ export function compileRecordLateSuccess(
               ${n.column('claimToken')} = NULL,
               ${n.column('claimExpiresAt')} = NULL,
               ${sequence} = n.${sequence} + 1,
+              ${n.column('attemptHistory')} = ${history},
               ${n.column('updatedAt')} = now()
          FROM found
         WHERE n.${n.column('id')} = found.id

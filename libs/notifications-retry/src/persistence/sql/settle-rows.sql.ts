@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { LeaseFence } from '../../vocabulary/lease-fence';
 import { NotificationOutboxEntity } from '../notification-outbox.entity';
 import { NotificationEntity } from '../notification.entity';
+import { appendAttemptHistorySql, attemptHistoryEntrySql } from './attempt-history.sql';
 import { entitySql } from './entity-sql';
 import { withEventSequence } from './event-sequence.sql';
 import { embedFence, type FenceValue } from './lease-fence-parameters';
@@ -25,6 +26,8 @@ export const SETTLED_ROW_ARRAYS = [
   ['eventContractVersion', 'int'],
   ['eventPayload', 'text'],
   ['eventHeaders', 'text'],
+  /** The attempt history entry's fields but `attempt` and `at` (JSON text; the statement adds them). */
+  ['historyEntry', 'text'],
 ] as const;
 
 export type SettledRowArray = (typeof SETTLED_ROW_ARRAYS)[number][0];
@@ -44,8 +47,8 @@ const OUTCOME_COLUMNS = [
 
 /**
  * Settlement (DESIGN §3.5), one statement for one row or a group of them:
- * each row's outcome, its claim cleared and, for a final outcome, its outbox
- * event, matched on the row's claim token and fenced by the lease. One
+ * each row's outcome, its attempt history entry, its claim cleared and, for
+ * a final outcome, its outbox event, matched on the row's claim token and fenced by the lease. One
  * statement is one atomic write, so the row and its event commit together or
  * not at all; a group fails or succeeds as a whole (the caller then writes its
  * rows one by one). A row whose token no longer matches (the claim lapsed and
@@ -64,6 +67,11 @@ export function compileSettleRows(
   const arrays = SETTLED_ROW_ARRAYS.map(([name, type]) => `${p.ref(name)}::${type}[]`);
   const names = SETTLED_ROW_ARRAYS.map(([name]) => `"${name}"`);
   const set = OUTCOME_COLUMNS.map((property) => `${n.column(property)} = r."${property}"`);
+  // The entry's attempt is the row's attempts as this statement writes them.
+  const history = appendAttemptHistorySql(
+    `n.${n.column('attemptHistory')}`,
+    attemptHistoryEntrySql('r."historyEntry"::jsonb', 'r."attempts"'),
+  );
 
   return p.compile(
     'settle_rows',
@@ -75,6 +83,7 @@ export function compileSettleRows(
      settled AS (
        UPDATE ${n.table} AS n
           SET ${set.join(', ')},
+              ${n.column('attemptHistory')} = ${history},
               ${n.column('claimToken')} = NULL,
               ${n.column('claimExpiresAt')} = NULL,
               ${n.column('eventSequence')} = n.${n.column('eventSequence')} + (r."eventId" IS NOT NULL)::int,
