@@ -9,6 +9,7 @@ import type {
   CycleReport,
   CycleSkipReason,
 } from '../vocabulary/cycle-report';
+import { CycleLog } from './cycle-log';
 import { CycleReporter } from './cycle-reporter';
 import type { CycleState } from './cycle-state';
 import type { CycleRun } from './cycle-starter';
@@ -24,9 +25,17 @@ export class CycleReports {
     private readonly reporter: CycleReporter,
     private readonly metrics: RetryMetrics,
     private readonly state: RetryWorkerState,
+    private readonly log: CycleLog,
   ) {}
 
-  completed(cycle: CycleState): CompletedCycleReport {
+  /** Reported, and kept in the cycle log (a log write that fails is logged, never thrown). */
+  async completed(cycle: CycleState): Promise<CompletedCycleReport> {
+    const report = this.report(cycle);
+    await this.log.record(cycle, report);
+    return report;
+  }
+
+  private report(cycle: CycleState): CompletedCycleReport {
     const finishedAt = this.clock.now();
     const durationMs = Math.round(performance.now() - cycle.startedAt);
     const stopReason = cycle.stopReason ?? 'no-more-due';

@@ -10,7 +10,6 @@ import { ClaimPlanner, type ClaimPlan } from './claim-planner';
 import type { ClaimRetry } from './claim-retry';
 import type { ClaimedRow } from './claimed-row';
 import { CycleLease } from './cycle-lease';
-import { CycleLog } from './cycle-log';
 import { CycleReporter } from './cycle-reporter';
 import { CycleReports } from './cycle-reports';
 import { CycleStarter, type CycleRun } from './cycle-starter';
@@ -40,7 +39,8 @@ export interface RunCycleOptions {
  * release the lease. No connection is held during a provider call. This class
  * only orchestrates: ClaimPlanner decides what to claim, DueRowClaimer claims
  * it, RowRunner calls and settles one row, RowCensus counts, CycleReports and
- * CycleReporter say what happened, CycleLog keeps it. Single-flight per instance.
+ * CycleReporter say what happened and keep it in the cycle log. Single-flight
+ * per instance.
  */
 @Injectable()
 export class RetryCycleService implements BeforeApplicationShutdown {
@@ -69,7 +69,6 @@ export class RetryCycleService implements BeforeApplicationShutdown {
     private readonly reports: CycleReports,
     private readonly state: RetryWorkerState,
     private readonly callsInFlight: ProviderCallsInFlight,
-    private readonly cycleLog: CycleLog,
   ) {}
 
   /**
@@ -160,10 +159,8 @@ export class RetryCycleService implements BeforeApplicationShutdown {
       await this.work(cycle, channels, stop);
       if (cycle.leaseLoss) this.reporter.leaseLost(cycle, cycle.leaseLoss);
       else await this.census.take(cycle, channels);
-      const completed = this.reports.completed(cycle);
-      // Before the release: once the next owner can start, this cycle is in the log.
-      await this.cycleLog.record(cycle, completed);
-      report = completed;
+      // Logged before the release: once the next owner can start, this cycle is in the log.
+      report = await this.reports.completed(cycle);
       return report;
     } catch (error) {
       cycle.span.recordException(error instanceof Error ? error : String(error));
