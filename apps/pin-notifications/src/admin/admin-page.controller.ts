@@ -3,7 +3,8 @@ import type { Request, Response } from 'express';
 import { ChannelPauses, OperationsStatus, TerminalRedrive } from '@pin/notifications-retry';
 import { AdminAuth, type AdminPrincipal } from './admin-auth';
 import { adminErrorStatus } from './admin-error-status';
-import { AdminUnauthorizedError } from './admin-request-errors';
+import { AdminNotFoundError, AdminUnauthorizedError } from './admin-request-errors';
+import { shownDetail, shownOutboxRow, shownSummary } from './console-shown-fields';
 import { adminViews, type PageFrame } from './admin-views';
 import { ChannelOverview } from './channel-overview';
 import { DISCARD_STATES, NOTIFICATION_LIST_STATES, OUTBOX_STATES } from './console-contract';
@@ -18,10 +19,17 @@ import {
   textField,
 } from './console-query';
 import { ConsoleUnavailableError } from './console-unavailable.error';
-import { cycleSeries } from './cycle-series';
+import { cycleRows, cycleSeries } from './cycle-series';
 import { SignInLimitedError } from './sign-in-limited.error';
 
 const PAGE_SIZE = 50;
+
+const STATUS_TITLES: Readonly<Record<number, string>> = {
+  403: 'Forbidden',
+  404: 'Not found',
+  429: 'Too many attempts',
+  503: 'Not available',
+};
 
 type Fields = Record<string, unknown>;
 
@@ -106,9 +114,9 @@ export class AdminPageController {
         const notification = await this.available(() => this.operations.browser.get(id));
         if (notification.unavailable !== null) return notification;
         if (notification.value === null) {
-          return { unavailable: null, notFound: true };
+          throw new AdminNotFoundError('No notification has this id.');
         }
-        const n = notification.value;
+        const n = shownDetail(notification.value);
         const claimed = n.claimedUntil !== null && new Date(n.claimedUntil).getTime() > Date.now();
         const terminal = n.status === 'Failed' && n.nextAttemptAt === null;
         return {
@@ -291,7 +299,7 @@ export class AdminPageController {
           this.operations.cycles.list({ hours, limit: 500 }),
         );
         if (listed.unavailable !== null) return { hours, ...listed };
-        const cycles = rowsOf(listed.value);
+        const cycles = cycleRows(listed.value);
         return { hours, cycles: cycles.slice(0, PAGE_SIZE), series: cycleSeries(cycles) };
       },
     );
@@ -316,7 +324,13 @@ export class AdminPageController {
           }),
         }));
         if (read.unavailable !== null) return read;
-        return { state, states: OUTBOX_STATES, ...read.value };
+        const { counts, page } = read.value;
+        return {
+          state,
+          states: OUTBOX_STATES,
+          counts,
+          page: { ...page, rows: page.rows.map(shownOutboxRow) },
+        };
       },
     );
   }
@@ -405,7 +419,9 @@ export class AdminPageController {
       query: rows.shown,
       states: NOTIFICATION_LIST_STATES,
       discardable: (DISCARD_STATES as readonly string[]).includes(rows.shown.state),
-      ...(page.unavailable !== null ? { unavailable: page.unavailable } : { page: page.value }),
+      ...(page.unavailable !== null
+        ? { unavailable: page.unavailable }
+        : { page: { ...page.value, rows: page.value.rows.map(shownSummary) } }),
     };
   }
 
@@ -452,21 +468,6 @@ export class AdminPageController {
         notice: textField(query, 'notice') ?? null,
       };
       const data = await load();
-      if (data.notFound) {
-        response
-          .status(404)
-          .type('html')
-          .send(
-            adminViews.page(
-              'message',
-              { ...frame, title: 'Not found' },
-              {
-                message: 'No notification has this id.',
-              },
-            ),
-          );
-        return;
-      }
       response.type('html').send(adminViews.page(where.template, frame, data));
     });
   }
@@ -516,7 +517,7 @@ export class AdminPageController {
         response
           .status(status)
           .type('html')
-          .send(this.messagePage(status === 403 ? 'Forbidden' : 'Refused', error));
+          .send(this.messagePage(STATUS_TITLES[status] ?? 'Refused', error));
       }
     }
   }
@@ -545,8 +546,4 @@ function query(fields: Record<string, string | undefined>): string {
   for (const [name, value] of Object.entries(fields)) if (value) params.set(name, value);
   const text = params.toString();
   return text ? `?${text}` : '';
-}
-
-function rowsOf<T>(listed: readonly T[] | { rows: readonly T[] }): readonly T[] {
-  return Array.isArray(listed) ? listed : (listed as { rows: readonly T[] }).rows;
 }

@@ -162,5 +162,9 @@ export interface CycleRow {
 }
 
 export interface RecentCyclesApi {
-  list(query: { hours?: number; limit?: number }): Promise<readonly CycleRow[]>;
+  /** The contract says rows newest first; either an array or a page of them is read. */
+  list(query: {
+    hours?: number;
+    limit?: number;
+  }): Promise<readonly CycleRow[] | { readonly rows: readonly CycleRow[] }>;
 }

@@ -19,3 +19,10 @@ export function cycleSeries(cycles: readonly CycleRow[]): CycleSeries {
     terminal: ordered.map((c) => c.terminal),
   };
 }
+
+/** The rows of RecentCycles.list, whichever shape it answers with. */
+export function cycleRows(
+  listed: readonly CycleRow[] | { readonly rows: readonly CycleRow[] },
+): readonly CycleRow[] {
+  return 'rows' in listed ? listed.rows : listed;
+}
