@@ -6,6 +6,9 @@ import { NotificationChannelPauseEntity } from '../libs/notifications-retry/src/
 import { NotificationOutboxEntity } from '../libs/notifications-retry/src/persistence/notification-outbox.entity';
 import { NotificationOperatorActionEntity } from '../libs/notifications-retry/src/persistence/notification-operator-action.entity';
 import { NotificationRedrivenRowEntity } from '../libs/notifications-retry/src/persistence/notification-redriven-row.entity';
+import { NotificationOperatorActionRowEntity } from '../libs/notifications-retry/src/persistence/notification-operator-action-row.entity';
+import { NotificationChannelEntity } from '../libs/notifications-retry/src/persistence/notification-channel.entity';
+import { NotificationRetryCycleEntity } from '../libs/notifications-retry/src/persistence/notification-retry-cycle.entity';
 import { NotificationEntity } from '../libs/notifications-retry/src/persistence/notification.entity';
 import type { BoundStatement } from '../libs/notifications-retry/src/persistence/sql/sql-statement';
 import { createMigratedDatabase, type TestDatabase } from './support/test-database';
@@ -70,6 +73,9 @@ const OPERATIONS_ENTITIES: Array<EntityTarget<ObjectLiteral>> = [
   NotificationRedrivenRowEntity,
   DistributedLockEntity,
   NotificationOutboxEntity,
+  NotificationOperatorActionRowEntity,
+  NotificationChannelEntity,
+  NotificationRetryCycleEntity,
 ];
 
 describe('operations and outbox SQL: compiled from the entities (real PostgreSQL)', () => {

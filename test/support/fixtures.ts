@@ -153,6 +153,6 @@ export async function eventSequence(dataSource: DataSource, id: string): Promise
 
 export async function resetTables(dataSource: DataSource): Promise<void> {
   await dataSource.query(
-    'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks, notification_channel_pauses, notification_redriven_rows, notification_operator_actions',
+    'TRUNCATE notifications, notification_channels, notification_outbox, distributed_locks, notification_channel_pauses, notification_redriven_rows, notification_operator_action_rows, notification_operator_actions, notification_retry_cycles',
   );
 }

@@ -155,8 +155,62 @@ export {
   type ChannelRowCounts,
   type StatusExcludedChannel,
 } from './operations/operations-status';
+export {
+  NotificationBrowser,
+  NOTIFICATION_LIST_STATES,
+  DEFAULT_NOTIFICATION_LIST_LIMIT,
+  MAX_NOTIFICATION_LIST_LIMIT,
+  type NotificationListQuery,
+  type NotificationListState,
+  type NotificationPage,
+  type NotificationSummary,
+  type NotificationStateCounts,
+  type NotificationDetail,
+} from './operations/notification-browser';
+export {
+  NotificationDiscard,
+  DISCARD_STATES,
+  DISCARD_ERROR_CODE,
+  DISCARD_ERROR_MESSAGE,
+  DISCARD_BATCH_SIZE,
+  MAX_DISCARD_IDS,
+  type DiscardFilter,
+} from './operations/notification-discard';
+export {
+  OutboxOperations,
+  OUTBOX_LIST_STATES,
+  DEFAULT_OUTBOX_LIST_LIMIT,
+  MAX_OUTBOX_LIST_LIMIT,
+  type OutboxListState,
+  type OutboxListQuery,
+  type OutboxEventSummary,
+  type OutboxPage,
+  type OutboxStateCounts,
+} from './operations/outbox-operations';
+export {
+  OperatorAuditLog,
+  DEFAULT_AUDIT_LIST_LIMIT,
+  MAX_AUDIT_LIST_LIMIT,
+  type OperatorAuditQuery,
+  type OperatorAuditEntry,
+  type OperatorAuditPage,
+} from './operations/operator-audit-log';
+export {
+  RecentCycles,
+  DEFAULT_RECENT_CYCLE_HOURS,
+  MAX_RECENT_CYCLE_HOURS,
+  DEFAULT_RECENT_CYCLE_LIMIT,
+  MAX_RECENT_CYCLE_LIMIT,
+  type RecentCyclesQuery,
+  type RecentCycle,
+} from './operations/recent-cycles';
+export {
+  ATTEMPT_HISTORY_LIMIT,
+  type AttemptHistoryEntry,
+} from './vocabulary/attempt-history-entry';
 export type { OperatorContext } from './operations/operator-context';
 export { maskAddress } from './operations/mask-address';
 export { NotificationChannelPauseEntity } from './persistence/notification-channel-pause.entity';
 export { NotificationOperatorActionEntity } from './persistence/notification-operator-action.entity';
 export { NotificationRedrivenRowEntity } from './persistence/notification-redriven-row.entity';
+export { NotificationOperatorActionRowEntity } from './persistence/notification-operator-action-row.entity';

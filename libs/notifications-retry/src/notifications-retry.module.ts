@@ -67,12 +67,22 @@ import { LeaseRelease } from './operations/lease-release';
 import { OperationsStatus } from './operations/operations-status';
 import { TerminalFailures } from './operations/terminal-failures';
 import { TerminalRedrive } from './operations/terminal-redrive';
+import { NotificationBrowser } from './operations/notification-browser';
+import { NotificationDiscard } from './operations/notification-discard';
+import { OperatorAuditLog } from './operations/operator-audit-log';
+import { OutboxOperations } from './operations/outbox-operations';
+import { RecentCycles } from './operations/recent-cycles';
 
 /** The operator tools (issue 13): exported for a host's CLI or admin page. */
 const OPERATIONS = [
   ChannelPauses,
   LeaseRelease,
+  NotificationBrowser,
+  NotificationDiscard,
   OperationsStatus,
+  OperatorAuditLog,
+  OutboxOperations,
+  RecentCycles,
   TerminalFailures,
   TerminalRedrive,
 ];
