@@ -94,7 +94,7 @@ describe('operator console pages (host app, real PostgreSQL)', () => {
       ['uplot.js', 'text/javascript', 'uPlot'],
       ['uplot.css', 'text/css', '.uplot'],
       ['console.js', 'text/javascript', 'cycles-chart'],
-      ['console.css', 'text/css', '.unavailable'],
+      ['console.css', 'text/css', 'dl.facts'],
     ] as const) {
       const response = await fetch(`${host.baseUrl}/admin/assets/${name}`);
       expect({ name, status: response.status }).toEqual({ name, status: 200 });

@@ -23,7 +23,6 @@ import {
   textField,
 } from './console-query';
 import { shownDetail, shownOutboxRow, shownSummary } from './console-shown-fields';
-import { cycleRows } from './cycle-series';
 
 /** Page size of the console's lists when the request names none. */
 const DEFAULT_LIMIT = 50;
@@ -120,7 +119,7 @@ export class AdminApiController {
         hours: readHours(query),
         limit: limitOf(query),
       });
-      return { cycles: cycleRows(listed) };
+      return { cycles: listed };
     });
   }
 
@@ -156,11 +155,10 @@ export class AdminApiController {
   ): Promise<void> {
     return this.json(request, response, async (principal) => ({
       requeued: id,
-      result:
-        (await this.operations.outbox.requeue(id, {
-          actor: principal.actor,
-          reason: typeof body.reason === 'string' ? body.reason : '',
-        })) ?? null,
+      ...(await this.operations.outbox.requeue(id, {
+        actor: principal.actor,
+        reason: typeof body.reason === 'string' ? body.reason : '',
+      })),
     }));
   }
 

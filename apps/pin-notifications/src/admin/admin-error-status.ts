@@ -5,7 +5,6 @@ import {
   AdminNotFoundError,
   AdminUnauthorizedError,
 } from './admin-request-errors';
-import { ConsoleUnavailableError } from './console-unavailable.error';
 import { SignInLimitedError } from './sign-in-limited.error';
 
 /** HTTP status of an error the admin page or API answers with; null: not ours, a 500. */
@@ -16,6 +15,5 @@ export function adminErrorStatus(error: unknown): number | null {
   if (error instanceof InvalidOperationInputError || error instanceof OpsArgumentError) return 400;
   if (error instanceof OperationRefusedError) return 409;
   if (error instanceof SignInLimitedError) return 429;
-  if (error instanceof ConsoleUnavailableError) return 503;
   return null;
 }

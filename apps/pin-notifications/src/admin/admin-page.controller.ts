@@ -1,13 +1,19 @@
 import { Body, Controller, Get, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ChannelPauses, OperationsStatus, TerminalRedrive } from '@pin/notifications-retry';
+import {
+  ChannelPauses,
+  DISCARD_STATES,
+  NOTIFICATION_LIST_STATES,
+  OUTBOX_LIST_STATES,
+  OperationsStatus,
+  TerminalRedrive,
+} from '@pin/notifications-retry';
 import { AdminAuth, type AdminPrincipal } from './admin-auth';
 import { adminErrorStatus } from './admin-error-status';
 import { AdminNotFoundError, AdminUnauthorizedError } from './admin-request-errors';
 import { shownDetail, shownOutboxRow, shownSummary } from './console-shown-fields';
 import { adminViews, type PageFrame } from './admin-views';
 import { ChannelOverview } from './channel-overview';
-import { DISCARD_STATES, NOTIFICATION_LIST_STATES, OUTBOX_STATES } from './console-contract';
 import { ConsoleOperations } from './console-operations';
 import {
   idsField,
@@ -18,8 +24,7 @@ import {
   readRowsQuery,
   textField,
 } from './console-query';
-import { ConsoleUnavailableError } from './console-unavailable.error';
-import { cycleRows, cycleSeries } from './cycle-series';
+import { cycleSeries } from './cycle-series';
 import { SignInLimitedError } from './sign-in-limited.error';
 
 const PAGE_SIZE = 50;
@@ -28,7 +33,6 @@ const STATUS_TITLES: Readonly<Record<number, string>> = {
   403: 'Forbidden',
   404: 'Not found',
   429: 'Too many attempts',
-  503: 'Not available',
 };
 
 type Fields = Record<string, unknown>;
@@ -111,12 +115,9 @@ export class AdminPageController {
       query,
       { section: 'rows', template: 'notification', title: `Notification ${id}` },
       async () => {
-        const notification = await this.available(() => this.operations.browser.get(id));
-        if (notification.unavailable !== null) return notification;
-        if (notification.value === null) {
-          throw new AdminNotFoundError('No notification has this id.');
-        }
-        const n = shownDetail(notification.value);
+        const found = await this.operations.browser.get(id);
+        if (found === null) throw new AdminNotFoundError('No notification has this id.');
+        const n = shownDetail(found);
         const claimed = n.claimedUntil !== null && new Date(n.claimedUntil).getTime() > Date.now();
         const terminal = n.status === 'Failed' && n.nextAttemptAt === null;
         return {
@@ -192,11 +193,8 @@ export class AdminPageController {
           });
           return { action, ids, filter, count: result.eligible, claimed: result.claimed };
         }
-        const preview = await this.available(() =>
-          this.operations.discard.preview(readDiscardFilter(query)),
-        );
-        if (preview.unavailable !== null) return preview;
-        return { action, ids, filter, count: preview.value.rows, claimed: 0 };
+        const preview = await this.operations.discard.preview(readDiscardFilter(query));
+        return { action, ids, filter, count: preview.rows, claimed: 0 };
       },
     );
   }
@@ -295,11 +293,7 @@ export class AdminPageController {
       { section: 'cycles', template: 'cycles', title: 'Cycles' },
       async () => {
         const hours = readHours(query);
-        const listed = await this.available(() =>
-          this.operations.cycles.list({ hours, limit: 500 }),
-        );
-        if (listed.unavailable !== null) return { hours, ...listed };
-        const cycles = cycleRows(listed.value);
+        const cycles = await this.operations.cycles.list({ hours });
         return { hours, cycles: cycles.slice(0, PAGE_SIZE), series: cycleSeries(cycles) };
       },
     );
@@ -315,19 +309,13 @@ export class AdminPageController {
       async () => {
         const state = readOutboxState(query);
         const after = textField(query, 'after');
-        const read = await this.available(async () => ({
-          counts: await this.operations.outbox.counts(),
-          page: await this.operations.outbox.list({
-            state,
-            limit: PAGE_SIZE,
-            ...(after ? { after } : {}),
-          }),
-        }));
-        if (read.unavailable !== null) return read;
-        const { counts, page } = read.value;
+        const [counts, page] = await Promise.all([
+          this.operations.outbox.counts(),
+          this.operations.outbox.list({ state, limit: PAGE_SIZE, ...(after ? { after } : {}) }),
+        ]);
         return {
           state,
-          states: OUTBOX_STATES,
+          states: OUTBOX_LIST_STATES,
           counts,
           page: { ...page, rows: page.rows.map(shownOutboxRow) },
         };
@@ -364,10 +352,7 @@ export class AdminPageController {
       { section: 'audit', template: 'audit', title: 'Audit log' },
       async () => {
         const { shown, search } = readAuditQuery(query, PAGE_SIZE);
-        const page = await this.available(() => this.operations.audit.search(search));
-        return page.unavailable !== null
-          ? { query: shown, ...page }
-          : { query: shown, page: page.value };
+        return { query: shown, page: await this.operations.audit.search(search) };
       },
     );
   }
@@ -403,25 +388,21 @@ export class AdminPageController {
   }
 
   private async countsView(): Promise<Fields> {
-    const counts = await this.available(() => this.operations.browser.counts());
     return {
       states: NOTIFICATION_LIST_STATES.filter((s) => s !== 'sent'),
-      counts: counts.unavailable !== null ? null : counts.value,
-      countsUnavailable: counts.unavailable,
+      counts: await this.operations.browser.counts(),
       refreshedAt: new Date(),
     };
   }
 
   private async rowsView(query: Fields): Promise<Fields> {
     const rows = readRowsQuery(query, PAGE_SIZE);
-    const page = await this.available(() => this.operations.browser.list(rows.list));
+    const page = await this.operations.browser.list(rows.list);
     return {
       query: rows.shown,
       states: NOTIFICATION_LIST_STATES,
       discardable: (DISCARD_STATES as readonly string[]).includes(rows.shown.state),
-      ...(page.unavailable !== null
-        ? { unavailable: page.unavailable }
-        : { page: { ...page.value, rows: page.value.rows.map(shownSummary) } }),
+      page: { ...page, rows: page.rows.map(shownSummary) },
     };
   }
 
@@ -438,18 +419,6 @@ export class AdminPageController {
 
   private operator(principal: AdminPrincipal, body: Fields) {
     return { actor: principal.actor, reason: typeof body.reason === 'string' ? body.reason : '' };
-  }
-
-  /** A read through a service the library may not have yet: its absence is the page's panel, not an error. */
-  private async available<T>(
-    read: () => Promise<T>,
-  ): Promise<{ unavailable: null; value: T } | { unavailable: string; value?: undefined }> {
-    try {
-      return { unavailable: null, value: await read() };
-    } catch (error) {
-      if (error instanceof ConsoleUnavailableError) return { unavailable: error.message };
-      throw error;
-    }
   }
 
   private async page(

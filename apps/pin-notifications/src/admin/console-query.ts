@@ -1,16 +1,17 @@
-import { InvalidOperationInputError } from '@pin/notifications-retry';
-import { parseSince } from '@pin/notifications-retry/ops-cli';
 import {
   DISCARD_STATES,
+  InvalidOperationInputError,
   NOTIFICATION_LIST_STATES,
-  OUTBOX_STATES,
-  type AuditQuery,
+  OUTBOX_LIST_STATES,
   type DiscardFilter,
-  type DiscardState,
   type NotificationListQuery,
   type NotificationListState,
-  type OutboxState,
-} from './console-contract';
+  type OperatorAuditQuery,
+  type OutboxListState,
+} from '@pin/notifications-retry';
+
+type DiscardState = (typeof DISCARD_STATES)[number];
+import { parseSince } from '@pin/notifications-retry/ops-cli';
 
 type Source = Record<string, unknown> | undefined;
 
@@ -89,8 +90,8 @@ export function readDiscardFilter(source: Source): DiscardFilter {
   });
 }
 
-export function readOutboxState(source: Source): OutboxState {
-  return oneOf('state', textField(source, 'state'), OUTBOX_STATES, 'parked');
+export function readOutboxState(source: Source): OutboxListState {
+  return oneOf('state', textField(source, 'state'), OUTBOX_LIST_STATES, 'parked');
 }
 
 export function readAuditQuery(
@@ -98,7 +99,7 @@ export function readAuditQuery(
   limit?: number,
 ): {
   shown: Record<string, string | undefined>;
-  search: AuditQuery;
+  search: OperatorAuditQuery;
 } {
   const fields = {
     actor: textField(source, 'actor'),

@@ -2,8 +2,8 @@ import type {
   AttemptHistoryEntry,
   NotificationDetail,
   NotificationSummary,
-  OutboxRow,
-} from './console-contract';
+  OutboxEventSummary,
+} from '@pin/notifications-retry';
 
 /*
  * What the console shows of a row: only the contract's fields, copied one by
@@ -52,7 +52,7 @@ function shownAttempt(entry: AttemptHistoryEntry): AttemptHistoryEntry {
   };
 }
 
-export function shownOutboxRow(row: OutboxRow): OutboxRow {
+export function shownOutboxRow(row: OutboxEventSummary): OutboxEventSummary {
   return {
     id: row.id,
     messageKey: row.messageKey,

@@ -1,4 +1,4 @@
-import type { CycleRow } from './console-contract';
+import type { RecentCycle } from '@pin/notifications-retry';
 
 /** uPlot's columns for the cycles chart: x in Unix seconds, oldest first, one point per cycle. */
 export interface CycleSeries {
@@ -8,7 +8,7 @@ export interface CycleSeries {
   readonly terminal: number[];
 }
 
-export function cycleSeries(cycles: readonly CycleRow[]): CycleSeries {
+export function cycleSeries(cycles: readonly RecentCycle[]): CycleSeries {
   const ordered = [...cycles].sort(
     (a, b) => new Date(a.startedAt).getTime() - new Date(b.startedAt).getTime(),
   );
@@ -18,11 +18,4 @@ export function cycleSeries(cycles: readonly CycleRow[]): CycleSeries {
     retried: ordered.map((c) => c.retried),
     terminal: ordered.map((c) => c.terminal),
   };
-}
-
-/** The rows of RecentCycles.list, whichever shape it answers with. */
-export function cycleRows(
-  listed: readonly CycleRow[] | { readonly rows: readonly CycleRow[] },
-): readonly CycleRow[] {
-  return 'rows' in listed ? listed.rows : listed;
 }
