@@ -1,70 +1,74 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 
-/** Rows the console shows that no cycle writes in a test without a worker: attempt history, parked events, cycles. */
-
-export interface HistoryFixture {
-  readonly outcome: string;
+/** The columns a console-state row is made of; everything else takes the table's default. */
+export interface StateRowFixture {
+  readonly channel?: string;
+  readonly status: 'Pending' | 'Sent' | 'Failed';
+  readonly attempts?: number;
+  readonly nextAttemptAt?: Date | null;
+  readonly scheduledAt?: Date | null;
+  readonly updatedAt?: Date;
   readonly errorCode?: string | null;
-  readonly httpStatus?: number | null;
-  readonly error?: string | null;
-  readonly latencyMs?: number | null;
+  readonly errorMessage?: string | null;
+  readonly address?: string;
+  /** A live (or lapsed) claim until this time. */
+  readonly claimedUntil?: Date;
+  readonly attemptHistory?: unknown;
 }
 
-/** The row's attempt_history as a worker leaves it after these attempts, one a minute ago each. */
-export async function setAttemptHistory(
+/** `count` rows of one shape in one statement (equal timestamps, distinct ids); their ids. */
+export async function insertStateRows(
   dataSource: DataSource,
-  id: string,
-  attempts: readonly HistoryFixture[],
-): Promise<void> {
-  const now = Date.now();
-  const history = attempts.map((a, i) => ({
-    attempt: i + 1,
-    at: new Date(now - (attempts.length - i) * 60_000).toISOString(),
-    outcome: a.outcome,
-    errorCode: a.errorCode ?? null,
-    httpStatus: a.httpStatus ?? null,
-    error: a.error ?? null,
-    latencyMs: a.latencyMs ?? null,
-  }));
+  count: number,
+  row: StateRowFixture,
+): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => randomUUID());
   await dataSource.query(
-    `UPDATE notifications SET attempt_history = $2::jsonb, attempts = $3 WHERE id = $1`,
-    [id, JSON.stringify(history), attempts.length],
+    `INSERT INTO notifications
+       (id, channel, recipient_address, subject, body, status, attempts, next_attempt_at, scheduled_at,
+        last_error_code, last_error_message, updated_at, claim_token, claim_expires_at, attempt_history,
+        sent_at)
+     SELECT id, $2, coalesce($3, 'person-' || left(id::text, 8) || '@example.com'), 'Your statement',
+            'Hello, your statement is ready.', $4, $5, $6, $7, $8, $9, coalesce($10::timestamptz, now()),
+            CASE WHEN $11::timestamptz IS NULL THEN NULL ELSE gen_random_uuid() END, $11,
+            coalesce($12::jsonb, '[]'::jsonb), CASE WHEN $4 = 'Sent' THEN now() END
+       FROM unnest($1::uuid[]) AS t(id)`,
+    [
+      ids,
+      row.channel ?? 'email',
+      row.address ?? null,
+      row.status,
+      row.attempts ?? 1,
+      row.nextAttemptAt ?? null,
+      row.scheduledAt ?? null,
+      row.errorCode ?? null,
+      row.errorMessage ?? null,
+      row.updatedAt ?? null,
+      row.claimedUntil ?? null,
+      row.attemptHistory === undefined ? null : JSON.stringify(row.attemptHistory),
+    ],
   );
+  return ids;
 }
 
-/** An outbox event the relay gave up on (parked), for the notification `messageKey`. */
-export async function insertParkedEvent(
+export const secondsFromNow = (seconds: number): Date => new Date(Date.now() + seconds * 1000);
+
+/** A completed cycle as the cycle's owner records it, `minutesAgo` minutes ago. */
+export async function insertCycle(
   dataSource: DataSource,
-  messageKey: string,
-  lastError = 'nats: 503 no responders',
+  minutesAgo: number,
+  counts: { processed?: number; sent?: number } = {},
 ): Promise<string> {
-  const id = randomUUID();
-  await dataSource.query(
-    `INSERT INTO notification_outbox
-       (id, topic, message_key, contract_version, payload, attempts, parked_at, last_error)
-     VALUES ($1, 'notifications.dispatched', $2, 1, $3::jsonb, 12, now(), $4)`,
-    [id, messageKey, JSON.stringify({ notificationId: messageKey, sequence: 2 }), lastError],
-  );
-  return id;
-}
-
-export interface CycleFixture {
-  readonly minutesAgo: number;
-  readonly sent: number;
-  readonly retried: number;
-  readonly terminal: number;
-}
-
-/** A completed cycle in notification_retry_cycles, as the worker records one. */
-export async function insertCycle(dataSource: DataSource, cycle: CycleFixture): Promise<void> {
+  const runId = randomUUID();
   await dataSource.query(
     `INSERT INTO notification_retry_cycles
        (run_id, correlation_id, instance_id, fencing_token, started_at, finished_at, duration_ms,
         stop_reason, processed, sent, retried, terminal, deferred, skipped, claims_lost, errors)
-     VALUES ($1, $6, 'instance-a', 7, now() - make_interval(mins => $2::int),
-             now() - make_interval(mins => $2::int) + interval '1.5 seconds', 1500, 'drained',
-             $3::int + $4::int + $5::int, $3, $4, $5, 0, 0, 0, 0)`,
-    [randomUUID(), cycle.minutesAgo, cycle.sent, cycle.retried, cycle.terminal, 'cycle-fixture'],
+     VALUES ($1::uuid, 'corr-' || left($1::text, 8), 'instance-a', 7,
+             now() - make_interval(mins => $2::int) - interval '2 seconds', now() - make_interval(mins => $2::int),
+             2000, 'drained', $3, $4, 1, 0, 0, 0, 0, 0)`,
+    [runId, minutesAgo, counts.processed ?? 3, counts.sent ?? 2],
   );
+  return runId;
 }
