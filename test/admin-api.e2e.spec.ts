@@ -461,9 +461,24 @@ describe("admin API: the console's reads and actions (host app, real PostgreSQL)
   });
 
   it('lists the last cycles, and the channels with provider, limits, pause and waiting rows', async () => {
-    await insertCompletedCycle(host.dataSource, { minutesAgo: 3, sent: 4, retried: 1, terminal: 0 });
-    await insertCompletedCycle(host.dataSource, { minutesAgo: 1, sent: 2, retried: 0, terminal: 1 });
-    await insertCompletedCycle(host.dataSource, { minutesAgo: 60 * 30, sent: 9, retried: 9, terminal: 9 });
+    await insertCompletedCycle(host.dataSource, {
+      minutesAgo: 3,
+      sent: 4,
+      retried: 1,
+      terminal: 0,
+    });
+    await insertCompletedCycle(host.dataSource, {
+      minutesAgo: 1,
+      sent: 2,
+      retried: 0,
+      terminal: 1,
+    });
+    await insertCompletedCycle(host.dataSource, {
+      minutesAgo: 60 * 30,
+      sent: 9,
+      retried: 9,
+      terminal: 9,
+    });
     const cycles = await get('/admin/api/cycles?hours=2');
     expect(cycles.status).toBe(200);
     expect(cycles.body.cycles.map((c) => c.sent)).toEqual([2, 4]);

@@ -57,7 +57,10 @@ export interface CycleFixture {
 }
 
 /** A completed cycle in notification_retry_cycles, as the worker records one. */
-export async function insertCompletedCycle(dataSource: DataSource, cycle: CycleFixture): Promise<void> {
+export async function insertCompletedCycle(
+  dataSource: DataSource,
+  cycle: CycleFixture,
+): Promise<void> {
   await dataSource.query(
     `INSERT INTO notification_retry_cycles
        (run_id, correlation_id, instance_id, fencing_token, started_at, finished_at, duration_ms,
