@@ -1,6 +1,6 @@
 import { insertChannel } from './support/fixtures';
 import { startHostApp, type HostTestApp } from './support/host-test-app';
-import { insertTerminal } from './support/operations-fixtures';
+import { insertTerminal, operatorActions } from './support/operations-fixtures';
 import { ScriptedProviderAdapter } from './support/scripted-provider-adapter';
 import { createTestDatabase, type TestDatabase } from './support/test-database';
 
@@ -103,6 +103,42 @@ describe('operator console pages (host app, real PostgreSQL)', () => {
     }
     expect((await fetch(`${host.baseUrl}/admin/assets/..%2Fadmin.module.ts`)).status).toBe(404);
     expect((await fetch(`${host.baseUrl}/admin/assets/package.json`)).status).toBe(404);
+  });
+
+  it('refuses every console action without the CSRF token or from another site: 403, nothing changed', async () => {
+    const cookie = await signIn(host.baseUrl);
+    const csrf = decodeURIComponent(/pin_admin_csrf=([^;]+)/.exec(cookie)?.[1] ?? '');
+    const id = '00000000-0000-4000-8000-000000000001';
+    for (const path of [
+      '/admin/bulk',
+      `/admin/notifications/${id}/discard`,
+      `/admin/notifications/${id}/redrive`,
+      `/admin/outbox/${id}/requeue`,
+      '/admin/channels/pause',
+    ]) {
+      const form = { action: 'discard', channel: 'email', reason: 'forged', ids: id };
+      const noToken = await fetch(`${host.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams(form),
+        redirect: 'manual',
+      });
+      const crossSite = await fetch(`${host.baseUrl}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie,
+          'sec-fetch-site': 'cross-site',
+        },
+        body: new URLSearchParams({ ...form, _csrf: csrf }),
+        redirect: 'manual',
+      });
+      expect({ path, statuses: [noToken.status, crossSite.status] }).toEqual({
+        path,
+        statuses: [403, 403],
+      });
+    }
+    expect(await operatorActions(host.dataSource)).toEqual([]);
   });
 
   it('limits failed sign-ins per client address: 429 with Retry-After, even for the right token', async () => {
