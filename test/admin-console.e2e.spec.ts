@@ -63,6 +63,7 @@ describe('operator console pages (host app, real PostgreSQL)', () => {
       const html = await response.text();
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
       expect(html).not.toMatch(/secret\.person|Hello|Your statement/);
+      expect(response.headers.get('content-security-policy')).toContain("script-src 'self';");
       if (!path.includes('fragments')) {
         expect(html).toContain('<link rel="stylesheet" href="/admin/assets/pico.css">');
         expect(html).toContain('<script src="/admin/assets/htmx.js" defer></script>');

@@ -14,6 +14,7 @@ import { AdminNotFoundError, AdminUnauthorizedError } from './admin-request-erro
 import { shownDetail, shownOutboxRow, shownSummary } from './console-shown-fields';
 import { adminViews, type PageFrame } from './admin-views';
 import { ChannelOverview } from './channel-overview';
+import { setConsoleHeaders } from './console-headers';
 import { ConsoleOperations } from './console-operations';
 import {
   idsField,
@@ -359,6 +360,7 @@ export class AdminPageController {
 
   @Post('login')
   login(@Req() request: Request, @Res() response: Response, @Body() body: Fields): void {
+    setConsoleHeaders(response);
     try {
       this.auth.login(request, response, body?.token);
       response.redirect(303, '/admin');
@@ -470,6 +472,7 @@ export class AdminPageController {
     response: Response,
     handle: (principal: AdminPrincipal) => Promise<void>,
   ): Promise<void> {
+    setConsoleHeaders(response);
     try {
       await handle(await this.auth.authenticate(request, response));
     } catch (error) {

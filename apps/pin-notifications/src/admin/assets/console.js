@@ -1,7 +1,17 @@
-// The cycles chart: the page carries its series in data-series (escaped JSON), uPlot draws it.
+// The console's only script of its own (no inline script: the CSP allows none).
 (function () {
   'use strict';
-  function draw() {
+
+  // A list refresh would drop the rows an operator has ticked: skip it while any is.
+  document.addEventListener('htmx:confirm', function (event) {
+    var target = event.target;
+    if (target && target.id === 'rows' && target.querySelector('input:checked')) {
+      event.preventDefault();
+    }
+  });
+
+  // The cycles chart: the page carries its series in data-series (escaped JSON), uPlot draws it.
+  function drawCycles() {
     var target = document.getElementById('cycles-chart');
     if (!target || typeof uPlot === 'undefined') return;
     var series = JSON.parse(
@@ -24,6 +34,6 @@
       target,
     );
   }
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', draw);
-  else draw();
+  // After every deferred script: uplot.js comes later in the page than this one.
+  document.addEventListener('DOMContentLoaded', drawCycles);
 })();
