@@ -192,6 +192,9 @@ describe('operator console in headless Chromium (host app, real PostgreSQL)', ()
     await page.click('nav >> text=Channels');
     await page.waitForSelector('#channels');
     expect(await page.textContent('#channel-email')).toContain('10/s');
+    // One due Pending row left on email after the discard; the redriven sms row waits for its retry.
+    expect(await page.textContent('#channel-email [data-waiting]')).toBe('1');
+    expect(await page.textContent('#channel-sms [data-waiting]')).toBe('1');
     await page.getByLabel('Pause sms: reason (audited)').fill('provider maintenance');
     expect(await submit('[data-form="sms"] button', /notice=Paused/)).toMatch(/Paused sms/);
     expect(await page.getAttribute('#channel-sms [data-paused]', 'data-paused')).toBe('yes');

@@ -17,6 +17,7 @@ export interface ChannelOverviewRow {
   /** This instance's breaker for the channel's provider; null before its first call. */
   readonly circuit: string | null;
   readonly excludedBecause: string | null;
+  /** Rows still to be sent: Failed with a next attempt, Pending with a send time. */
   readonly waiting: number;
   readonly due: number;
   readonly terminal: number;
@@ -58,7 +59,8 @@ export class ChannelOverview {
         pause: pauses.get(key) ?? null,
         circuit: provider !== null ? (status.circuits[provider] ?? null) : null,
         excludedBecause: excluded.get(key) ?? null,
-        waiting: count?.backlog ?? 0,
+        // Everything still to be sent: Failed awaiting a retry and Pending with a send time (due or not).
+        waiting: (count?.backlog ?? 0) + (count?.deferred ?? 0),
         due: count?.due ?? 0,
         terminal: count?.terminal ?? 0,
         liveClaims: count?.liveClaims ?? 0,
