@@ -163,6 +163,9 @@ describe('operator console in headless Chromium (host app, real PostgreSQL)', ()
     expect(await page.locator('#rows tbody tr.row').count()).toBe(2);
     await shot('03-rows-due');
     await page.check(`input[name="ids"][value="${due[0]}"]`);
+    // The list refreshes every 5 s, but not while a row is ticked: the selection survives.
+    await page.waitForTimeout(5_500);
+    expect(await page.isChecked(`input[name="ids"][value="${due[0]}"]`)).toBe(true);
     await Promise.all([page.waitForURL(/\/admin\/bulk\?/), page.click('#bulk-discard')]);
     expect(await page.textContent('#preview-summary')).toMatch(/^1 row\(s\) would be discarded/);
     expect((await readNotification(host.dataSource, due[0])).status).toBe('Pending');
