@@ -11,6 +11,22 @@ import { parsePositiveInteger } from '@pin/notifications-retry/ops-cli';
 import { AdminAuth, type AdminPrincipal } from './admin-auth';
 import { adminErrorStatus } from './admin-error-status';
 import { readFilter } from './admin-filter';
+import { AdminNotFoundError } from './admin-request-errors';
+import { ChannelOverview } from './channel-overview';
+import { ConsoleOperations } from './console-operations';
+import {
+  readAuditQuery,
+  readDiscardFilter,
+  readHours,
+  readOutboxState,
+  readRowsQuery,
+  textField,
+} from './console-query';
+import { shownDetail, shownOutboxRow, shownSummary } from './console-shown-fields';
+
+/** Page size of the console's lists when the request names none. */
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
 
 /**
  * The admin API: the page's data and actions as JSON, for scripts (Bearer
@@ -26,7 +42,137 @@ export class AdminApiController {
     private readonly terminal: TerminalFailures,
     private readonly redrive: TerminalRedrive,
     private readonly pauses: ChannelPauses,
+    private readonly operations: ConsoleOperations,
+    private readonly channels: ChannelOverview,
   ) {}
+
+  /** Per channel: due, deferred, claimed, retrying, terminal, sent in the last hour. */
+  @Get('counts')
+  counts(@Req() request: Request, @Res() response: Response): Promise<void> {
+    return this.json(request, response, async () => ({
+      counts: await this.operations.browser.counts(),
+    }));
+  }
+
+  /** Query: state (due|deferred|claimed|retrying|terminal|sent), channel, errorCode, since, after (cursor), limit. */
+  @Get('notifications')
+  notifications(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query() query: Record<string, unknown>,
+  ): Promise<void> {
+    return this.json(request, response, async () => {
+      const page = await this.operations.browser.list(readRowsQuery(query, limitOf(query)).list);
+      return { rows: page.rows.map(shownSummary), next: page.next };
+    });
+  }
+
+  @Get('notifications/:id')
+  notification(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Param('id') id: string,
+  ): Promise<void> {
+    return this.json(request, response, async () => {
+      const found = await this.operations.browser.get(id);
+      if (!found) throw new AdminNotFoundError('no notification has this id');
+      return shownDetail(found);
+    });
+  }
+
+  /** Body: ids[] and/or channel, errorCode, since, state (due|deferred|retrying); dryRun (default true); reason. */
+  @Post('discard')
+  discard(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Body() body: Record<string, unknown>,
+  ): Promise<void> {
+    return this.json(request, response, async (principal) => {
+      const filter = readDiscardFilter(body);
+      if (body.dryRun !== false) {
+        return { dryRun: true, ...(await this.operations.discard.preview(filter)) };
+      }
+      return {
+        dryRun: false,
+        ...(await this.operations.discard.discard(filter, {
+          actor: principal.actor,
+          reason: typeof body.reason === 'string' ? body.reason : '',
+        })),
+      };
+    });
+  }
+
+  @Get('channels')
+  channelList(@Req() request: Request, @Res() response: Response): Promise<void> {
+    return this.json(request, response, async () => ({ channels: await this.channels.list() }));
+  }
+
+  /** Query: hours (1..48, default 6). */
+  @Get('cycles')
+  cycles(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query() query: Record<string, unknown>,
+  ): Promise<void> {
+    return this.json(request, response, async () => {
+      const listed = await this.operations.cycles.list({
+        hours: readHours(query),
+        limit: limitOf(query),
+      });
+      return { cycles: listed };
+    });
+  }
+
+  /** Query: state (unpublished|parked, default parked), after, limit. */
+  @Get('outbox')
+  outbox(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query() query: Record<string, unknown>,
+  ): Promise<void> {
+    return this.json(request, response, async () => {
+      const after = textField(query, 'after');
+      const page = await this.operations.outbox.list({
+        state: readOutboxState(query),
+        limit: limitOf(query),
+        ...(after ? { after } : {}),
+      });
+      return { rows: page.rows.map(shownOutboxRow), next: page.next };
+    });
+  }
+
+  @Get('outbox/counts')
+  outboxCounts(@Req() request: Request, @Res() response: Response): Promise<void> {
+    return this.json(request, response, () => this.operations.outbox.counts());
+  }
+
+  @Post('outbox/:id/requeue')
+  requeue(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Param('id') id: string,
+    @Body() body: Record<string, unknown>,
+  ): Promise<void> {
+    return this.json(request, response, async (principal) => ({
+      requeued: id,
+      ...(await this.operations.outbox.requeue(id, {
+        actor: principal.actor,
+        reason: typeof body.reason === 'string' ? body.reason : '',
+      })),
+    }));
+  }
+
+  /** Query: actor, action, since, text (reason contains), after, limit. Newest first. */
+  @Get('audit')
+  audit(
+    @Req() request: Request,
+    @Res() response: Response,
+    @Query() query: Record<string, unknown>,
+  ): Promise<void> {
+    return this.json(request, response, () =>
+      this.operations.audit.search(readAuditQuery(query, limitOf(query)).search),
+    );
+  }
 
   @Get('status')
   getStatus(@Req() request: Request, @Res() response: Response): Promise<void> {
@@ -138,4 +284,10 @@ export class AdminApiController {
       response.status(status).json({ error: { status, message: (error as Error).message } });
     }
   }
+}
+
+function limitOf(query: Record<string, unknown>): number {
+  return typeof query.limit === 'string'
+    ? parsePositiveInteger('limit', query.limit, MAX_LIMIT)
+    : DEFAULT_LIMIT;
 }

@@ -12,6 +12,7 @@ import {
 } from './admin-session';
 import { ADMIN_SETTINGS, type AdminSettings } from './admin-settings';
 import { readCookies, setCookie } from './cookies';
+import { SignInLimiter } from './sign-in-limiter';
 
 /** Who is asking, and the CSRF token their pages must send back. */
 export interface AdminPrincipal {
@@ -37,12 +38,14 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 @Injectable()
 export class AdminAuth {
   private readonly signer: AdminSessionSigner | null;
+  private readonly signInLimiter: SignInLimiter;
 
   constructor(
     @Inject(ADMIN_SETTINGS) private readonly settings: AdminSettings,
     @Optional() @Inject(AdminAccess) private readonly access: AdminAccess | null,
   ) {
     this.signer = settings.token ? new AdminSessionSigner(settings.token) : null;
+    this.signInLimiter = new SignInLimiter(settings.signInLimit);
   }
 
   get usesLogin(): boolean {
@@ -72,14 +75,19 @@ export class AdminAuth {
   /** The login form's POST: a token right, a session and its CSRF cookie set. */
   login(request: Request, response: Response, token: unknown): void {
     this.checkSameOrigin(request);
+    // The socket's address (no trust proxy): a client cannot pick its own by a header.
+    const client = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+    this.signInLimiter.check(client);
     if (
       !this.signer ||
       !this.settings.token ||
       typeof token !== 'string' ||
       !sameText(token, this.settings.token)
     ) {
+      this.signInLimiter.recordFailure(client);
       throw new AdminUnauthorizedError('wrong admin token');
     }
+    this.signInLimiter.recordSuccess(client);
     const { cookie, session } = this.signer.issue();
     setCookie(request, response, SESSION_COOKIE, cookie, {
       httpOnly: true,

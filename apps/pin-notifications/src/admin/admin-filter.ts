@@ -1,6 +1,12 @@
 import type { RedriveFilter } from '@pin/notifications-retry';
 import { parseSince } from '@pin/notifications-retry/ops-cli';
-import type { PageFilter } from './admin-html';
+
+/** The filter as typed, to fill the form back in. */
+export interface PageFilter {
+  readonly channel?: string;
+  readonly errorCode?: string;
+  readonly since?: string;
+}
 
 /** The filter fields of a query string or form, as typed (for the page) and parsed (for the library). */
 export function readFilter(source: Record<string, unknown> | undefined): {

@@ -13,3 +13,11 @@ export class AdminForbiddenError extends Error {
     this.name = 'AdminForbiddenError';
   }
 }
+
+/** No row has this id: 404. */
+export class AdminNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdminNotFoundError';
+  }
+}

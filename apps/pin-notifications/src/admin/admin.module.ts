@@ -1,9 +1,13 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { AdminAccess } from './admin-access';
 import { AdminApiController } from './admin-api.controller';
+import { AdminAssetsController } from './admin-assets.controller';
 import { AdminAuth } from './admin-auth';
 import { AdminPageController } from './admin-page.controller';
+import { ChannelOverview } from './channel-overview';
+import { ConsoleOperations } from './console-operations';
 import { ADMIN_SETTINGS, type AdminModuleOptions } from './admin-settings';
+import { DEFAULT_SIGN_IN_LIMIT } from './sign-in-limiter';
 
 /**
  * The admin page (/admin) and API (/admin/api). Registered only when ADMIN_TOKEN
@@ -14,13 +18,21 @@ import { ADMIN_SETTINGS, type AdminModuleOptions } from './admin-settings';
 export class AdminModule {
   static forRoot(options: AdminModuleOptions): DynamicModule {
     const providers: Provider[] = [
-      { provide: ADMIN_SETTINGS, useValue: { token: options.token ?? null } },
+      {
+        provide: ADMIN_SETTINGS,
+        useValue: {
+          token: options.token ?? null,
+          signInLimit: options.signInLimit ?? DEFAULT_SIGN_IN_LIMIT,
+        },
+      },
       AdminAuth,
+      ConsoleOperations,
+      ChannelOverview,
     ];
     if (options.access) providers.push(options.access);
     return {
       module: AdminModule,
-      controllers: [AdminPageController, AdminApiController],
+      controllers: [AdminAssetsController, AdminPageController, AdminApiController],
       providers,
     };
   }

@@ -1,0 +1,164 @@
+import { insertChannel } from './support/fixtures';
+import { startHostApp, type HostTestApp } from './support/host-test-app';
+import { insertTerminal, operatorActions } from './support/operations-fixtures';
+import { ScriptedProviderAdapter } from './support/scripted-provider-adapter';
+import { createTestDatabase, type TestDatabase } from './support/test-database';
+
+const TOKEN = 'console-admin-token-0123456789abc';
+
+async function signIn(baseUrl: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/admin/login`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'sec-fetch-site': 'same-origin',
+    },
+    body: new URLSearchParams({ token: TOKEN }),
+    redirect: 'manual',
+  });
+  expect(response.status).toBe(303);
+  return response.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+}
+
+describe('operator console pages (host app, real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let host: HostTestApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    host = await startHostApp({
+      databaseUrl: db.url,
+      retryWorker: { enabled: false, concurrency: 1 },
+      adapters: [ScriptedProviderAdapter],
+      admin: { token: TOKEN, signInLimit: { maxFailures: 3, windowMs: 60_000 } },
+    });
+    await insertChannel(host.dataSource, { key: 'email' });
+    await insertTerminal(host.dataSource, {
+      channel: 'email',
+      errorCode: 'bounced',
+      address: 'secret.person@example.com',
+    });
+  });
+
+  afterAll(async () => {
+    await host?.close();
+    await db?.drop();
+  });
+
+  it('renders every page from its template, with no personal data and the kept libraries linked', async () => {
+    const cookie = await signIn(host.baseUrl);
+    for (const path of [
+      '/admin',
+      '/admin/rows?state=terminal&channel=email',
+      '/admin/channels',
+      '/admin/cycles?hours=6',
+      '/admin/outbox',
+      '/admin/audit',
+      '/admin/fragments/counts',
+    ]) {
+      const response = await fetch(`${host.baseUrl}${path}`, { headers: { cookie } });
+      const html = await response.text();
+      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+      expect(html).not.toMatch(/secret\.person|Hello|Your statement/);
+      expect(response.headers.get('content-security-policy')).toContain("script-src 'self';");
+      if (!path.includes('fragments')) {
+        expect(html).toContain('<link rel="stylesheet" href="/admin/assets/pico.css">');
+        expect(html).toContain('<script src="/admin/assets/htmx.js" defer></script>');
+        expect(html).toContain('aria-current="page"');
+      }
+    }
+    const channels = await (
+      await fetch(`${host.baseUrl}/admin/channels`, { headers: { cookie } })
+    ).text();
+    expect(channels).toMatch(/<tr id="channel-email" data-channel="email">/);
+    expect(channels).toContain('hx-trigger="every 5s"');
+  });
+
+  it('escapes what a request puts on the page (the notice of a redirect)', async () => {
+    const cookie = await signIn(host.baseUrl);
+    const response = await fetch(
+      `${host.baseUrl}/admin/channels?notice=${encodeURIComponent('<script>alert(1)</script>')}`,
+      { headers: { cookie } },
+    );
+    const html = await response.text();
+    expect(html).not.toContain('<script>alert(1)</script>');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('serves the libraries from node_modules, not a CDN, and nothing off its list', async () => {
+    for (const [name, type, marker] of [
+      ['pico.css', 'text/css', 'Pico CSS'],
+      ['htmx.js', 'text/javascript', 'htmx'],
+      ['uplot.js', 'text/javascript', 'uPlot'],
+      ['uplot.css', 'text/css', '.uplot'],
+      ['console.js', 'text/javascript', 'cycles-chart'],
+      ['console.css', 'text/css', 'dl.facts'],
+    ] as const) {
+      const response = await fetch(`${host.baseUrl}/admin/assets/${name}`);
+      expect({ name, status: response.status }).toEqual({ name, status: 200 });
+      expect(response.headers.get('content-type')).toContain(type);
+      expect(await response.text()).toContain(marker);
+    }
+    expect((await fetch(`${host.baseUrl}/admin/assets/..%2Fadmin.module.ts`)).status).toBe(404);
+    expect((await fetch(`${host.baseUrl}/admin/assets/package.json`)).status).toBe(404);
+  });
+
+  it('refuses every console action without the CSRF token or from another site: 403, nothing changed', async () => {
+    const cookie = await signIn(host.baseUrl);
+    const csrf = decodeURIComponent(/pin_admin_csrf=([^;]+)/.exec(cookie)?.[1] ?? '');
+    const id = '00000000-0000-4000-8000-000000000001';
+    for (const path of [
+      '/admin/bulk',
+      `/admin/notifications/${id}/discard`,
+      `/admin/notifications/${id}/redrive`,
+      `/admin/outbox/${id}/requeue`,
+      '/admin/channels/pause',
+    ]) {
+      const form = { action: 'discard', channel: 'email', reason: 'forged', ids: id };
+      const noToken = await fetch(`${host.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams(form),
+        redirect: 'manual',
+      });
+      const crossSite = await fetch(`${host.baseUrl}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie,
+          'sec-fetch-site': 'cross-site',
+        },
+        body: new URLSearchParams({ ...form, _csrf: csrf }),
+        redirect: 'manual',
+      });
+      expect({ path, statuses: [noToken.status, crossSite.status] }).toEqual({
+        path,
+        statuses: [403, 403],
+      });
+    }
+    expect(await operatorActions(host.dataSource)).toEqual([]);
+  });
+
+  it('limits failed sign-ins per client address: 429 with Retry-After, even for the right token', async () => {
+    const attempt = (token: string) =>
+      fetch(`${host.baseUrl}/admin/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }),
+        redirect: 'manual',
+      });
+    for (let i = 0; i < 3; i++) {
+      expect((await attempt(`wrong-token-number-${i}-xxxxxxxxxxxx`)).status).toBe(401);
+    }
+    const limited = await attempt(TOKEN);
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(limited.headers.getSetCookie()).toEqual([]);
+    expect(await limited.text()).toMatch(/too many failed sign-in attempts/);
+  });
+});
