@@ -58,6 +58,24 @@ describe('personalDataMarks', () => {
     });
   });
 
+  // Runs are found by a rolling hash: two different runs with one hash must still be told apart.
+  describe('runs whose hashes collide', () => {
+    const [a, b] = ['yaqq4q8x', 'ifbm2l07'];
+
+    it('marks only the run the value holds', () => {
+      expect(marked(`${a}|${b}`, { subject: `${a}.` })).toBe(`########|${b}`);
+      expect(marked(`${a}|${b}`, { subject: `${b}.` })).toBe(`${a}|########`);
+    });
+
+    it('marks both when the value holds both', () => {
+      expect(marked(`${a}|${b}`, { subject: `${a}.${b}` })).toBe('########|########');
+    });
+
+    it("marks nothing when the value holds only the other one (the text's hash, not its run)", () => {
+      expect(marked(`code ${a}`, { subject: `${b} note` })).toBe(`code ${a}`);
+    });
+  });
+
   describe("the notification's id", () => {
     const id = '6f1d2c3b-8a7e-4c0d-9b5a-1e2f3a4b5c6d';
 
