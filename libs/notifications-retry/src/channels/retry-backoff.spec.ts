@@ -174,6 +174,17 @@ describe('backoffDelayMs', () => {
       expect(backoffDelayMs(backoff, 1, 1)).toBe(1_200);
     });
 
+    it('takes the ends of [0, 1] as samples, and refuses any value outside it', () => {
+      const backoff: RetryBackoff = { kind: 'Fixed', baseMs: 1_000 };
+      expect(backoffDelayMs(backoff, 1, 0)).toBe(800);
+      expect(backoffDelayMs(backoff, 1, 1)).toBe(1_200);
+      for (const sample of [-0.01, 1.01, Number.NaN, Number.POSITIVE_INFINITY]) {
+        expect(() => backoffDelayMs(backoff, 1, sample)).toThrow(
+          new RangeError(`jitterSample must be within [0, 1], got ${sample}`),
+        );
+      }
+    });
+
     it('leaves the delay alone when jitter is off', () => {
       const backoff: RetryBackoff = { kind: 'Fixed', baseMs: 1_000, jitter: false };
       expect(backoffDelayMs(backoff, 1, 0)).toBe(1_000);

@@ -114,6 +114,42 @@ describe('validateChannelConfig (what a custom ChannelCatalog returns)', () => {
     expect(error.message).toContain(shown);
   });
 
+  it.each<[string, unknown, string]>([
+    [
+      'an entry that is a string',
+      'sms',
+      '"undefined": (entry) must be a ChannelConfig object; got "sms"',
+    ],
+    ['a blank key', sms({ key: '  ' }), '"  ": key must be a non-empty string; got "  "'],
+    [
+      'isEnabled "true" (a string)',
+      sms({ isEnabled: 'true' }),
+      '"sms": isEnabled must be a boolean; got "true"',
+    ],
+    [
+      'a numeric provider key',
+      sms({ providerKey: 7 }),
+      '"sms": providerKey must be a non-empty string; got 7',
+    ],
+    [
+      'a null backoff',
+      sms({ backoff: null }),
+      '"sms": backoff must be a RetryBackoff object; got null',
+    ],
+    [
+      'a backoff array',
+      sms({ backoff: [] }),
+      '"sms": backoff must be a RetryBackoff object; got []',
+    ],
+    [
+      'jitter "yes"',
+      sms({ backoff: { kind: 'Fixed', baseMs: 1, jitter: 'yes' } }),
+      '"sms": backoff.jitter must be a boolean when given; got "yes"',
+    ],
+  ])('states the requirement for %s', (_name, entry, message) => {
+    expect(invalid(entry).message).toBe(`${SOURCE} ${message}`);
+  });
+
   it('rejects an entry that is not an object', () => {
     expect(invalid(null).column).toBe('(entry)');
     expect(invalid('sms').column).toBe('(entry)');
@@ -134,6 +170,9 @@ describe('validateCatalogChannels', () => {
       ['b', 'maxAttempts'],
       ['undefined', '(entry)'],
     ]);
+    // Named as a custom catalog's entry, not as a table row.
+    expect(reported.map((e) => e.source)).toEqual([SOURCE, SOURCE]);
+    expect(reported[0].message).toMatch(/^ChannelCatalog TeamCatalog channel "b": maxAttempts /);
   });
 
   it('is idempotent on its own output', () => {

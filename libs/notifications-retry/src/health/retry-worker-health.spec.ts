@@ -63,6 +63,14 @@ describe('judgeRetryWorkerHealth', () => {
     );
   });
 
+  it('says "unknown" for a stale record that names no instance', () => {
+    const at = ago(STALE_MS + 1);
+    const completed = { kind: 'recorded', record: { at, by: null, now: DB_NOW } } as const;
+    expect(judgeRetryWorkerHealth(input({ completed })).reason).toBe(
+      `no instance has completed a cycle for more than ${STALE_MS} ms (last ${at.toISOString()} by unknown)`,
+    );
+  });
+
   it('is down with the error when the record cannot be read, even within the allowance', () => {
     const health = judgeRetryWorkerHealth(
       input({

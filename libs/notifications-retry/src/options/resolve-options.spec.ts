@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { validateCronExpression } from 'cron';
-import { register } from 'prom-client';
+import { Registry, register } from 'prom-client';
 import { InvalidModuleOptionsError } from '../errors/invalid-module-options.error';
 import { NotificationsRetryError } from '../errors/notifications-retry.error';
 import type { NotificationsRetryModuleOptions } from './notifications-retry-options';
@@ -144,6 +144,34 @@ describe('resolveOptions', () => {
       );
     });
 
+    it('accepts the options that the first example leaves at their defaults', () => {
+      const registry = new Registry();
+      const options = resolveOptions({
+        drain: true,
+        shutdownGraceMs: 0,
+        healthStaleMultiple: 1_000,
+        batchSize: 10_000,
+        stubProviders: {},
+        circuitBreaker: { errorThresholdPercentage: 100, rollingWindowMs: 24 * 3_600_000 },
+        metrics: { registry, maxLabelValues: 20 },
+      });
+      expect(options).toMatchObject({
+        drain: true,
+        shutdownGraceMs: 0,
+        healthStaleMultiple: 1_000,
+        batchSize: 10_000,
+        stubProviders: { email: false, sms: false, push: false },
+        circuitBreaker: { errorThresholdPercentage: 100, rollingWindowMs: 86_400_000 },
+        metrics: { maxLabelValues: 20 },
+      });
+      expect(options.metrics.registry).toBe(registry);
+      expect(resolveOptions({ stubProviders: { sms: true } }).stubProviders).toEqual({
+        email: false,
+        sms: true,
+        push: false,
+      });
+    });
+
     it('does not mutate the options object it is given', () => {
       const raw = { batchSize: 10 };
       resolveOptions(raw);
@@ -158,9 +186,12 @@ describe('resolveOptions', () => {
       option: string;
       value: unknown;
       shown: string;
+      /** The whole requirement the message states (a rule with numbers: its start). */
+      requirement: string | RegExp;
     }> = [
       {
         name: 'unknown key (typo)',
+        requirement: 'is not a known option (a typo?)',
         raw: { batchsize: 100 },
         option: 'batchsize',
         value: 100,
@@ -168,6 +199,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'unknown key set to undefined',
+        requirement: 'is not a known option (a typo?)',
         raw: { lockTTL: undefined },
         option: 'lockTTL',
         value: undefined,
@@ -175,6 +207,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'non-integer batchSize',
+        requirement: 'must be an integer from 1 to 10000',
         raw: { batchSize: 12.5 },
         option: 'batchSize',
         value: 12.5,
@@ -182,14 +215,23 @@ describe('resolveOptions', () => {
       },
       {
         name: 'string batchSize',
+        requirement: 'must be an integer from 1 to 10000',
         raw: { batchSize: '200' },
         option: 'batchSize',
         value: '200',
         shown: '"200"',
       },
-      { name: 'batchSize 0', raw: { batchSize: 0 }, option: 'batchSize', value: 0, shown: '0' },
+      {
+        name: 'batchSize 0',
+        requirement: 'must be an integer from 1 to 10000',
+        raw: { batchSize: 0 },
+        option: 'batchSize',
+        value: 0,
+        shown: '0',
+      },
       {
         name: 'metrics.maxLabelValues 0',
+        requirement: 'must be an integer from 1 to 10000',
         raw: { metrics: { maxLabelValues: 0 } },
         option: 'metrics.maxLabelValues',
         value: 0,
@@ -197,6 +239,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'unknown metrics key',
+        requirement: 'is not a known option (a typo?)',
         raw: { metrics: { registery: {} } },
         option: 'metrics.registery',
         value: {},
@@ -204,6 +247,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'negative settleMarginMs',
+        requirement: 'must be an integer from 0 to 600000',
         raw: { settleMarginMs: -1 },
         option: 'settleMarginMs',
         value: -1,
@@ -211,6 +255,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'non-integer settleMarginMs',
+        requirement: 'must be an integer from 0 to 600000',
         raw: { settleMarginMs: 1.5 },
         option: 'settleMarginMs',
         value: 1.5,
@@ -218,6 +263,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'negative batchSize',
+        requirement: 'must be an integer from 1 to 10000',
         raw: { batchSize: -5 },
         option: 'batchSize',
         value: -5,
@@ -225,6 +271,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'concurrency 0',
+        requirement: 'must be an integer from 1 to 10000',
         raw: { concurrency: 0 },
         option: 'concurrency',
         value: 0,
@@ -232,6 +279,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'non-integer concurrency',
+        requirement: 'must be an integer from 1 to 10000',
         raw: { concurrency: 2.5 },
         option: 'concurrency',
         value: 2.5,
@@ -239,6 +287,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'bad cron string',
+        requirement: 'must be a valid cron expression',
         raw: { cron: 'every minute' },
         option: 'cron',
         value: 'every minute',
@@ -246,14 +295,23 @@ describe('resolveOptions', () => {
       },
       {
         name: 'cron with an out-of-range field',
+        requirement: 'must be a valid cron expression',
         raw: { cron: '61 * * * * *' },
         option: 'cron',
         value: '61 * * * * *',
         shown: '"61 * * * * *"',
       },
-      { name: 'empty cron', raw: { cron: '' }, option: 'cron', value: '', shown: '""' },
+      {
+        name: 'empty cron',
+        requirement: 'must be a non-empty string',
+        raw: { cron: '' },
+        option: 'cron',
+        value: '',
+        shown: '""',
+      },
       {
         name: 'lockTtlMs equal to maxCycleDurationMs',
+        requirement: /^must exceed maxCycleDurationMs \(\d+\) \+ settleMarginMs/,
         raw: { lockTtlMs: 45_000 },
         option: 'lockTtlMs',
         value: 45_000,
@@ -261,14 +319,23 @@ describe('resolveOptions', () => {
       },
       {
         name: 'lockTtlMs below maxCycleDurationMs',
+        requirement: /^must exceed maxCycleDurationMs \(\d+\) \+ settleMarginMs/,
         raw: { lockTtlMs: 30_000, maxCycleDurationMs: 60_000 },
         option: 'lockTtlMs',
         value: 30_000,
         shown: '30000',
       },
-      { name: 'lockTtlMs 0', raw: { lockTtlMs: 0 }, option: 'lockTtlMs', value: 0, shown: '0' },
+      {
+        name: 'lockTtlMs 0',
+        requirement: 'must be an integer from 1 to 86400000',
+        raw: { lockTtlMs: 0 },
+        option: 'lockTtlMs',
+        value: 0,
+        shown: '0',
+      },
       {
         name: 'maxCycleDurationMs 0',
+        requirement: 'must be an integer from 1 to 86400000',
         raw: { maxCycleDurationMs: 0 },
         option: 'maxCycleDurationMs',
         value: 0,
@@ -276,6 +343,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'blank lockKey',
+        requirement: 'must be a non-empty string',
         raw: { lockKey: '  ' },
         option: 'lockKey',
         value: '  ',
@@ -283,6 +351,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'cycleLogRetentionMs under a minute',
+        requirement: 'must be an integer from 60000 to 31622400000',
         raw: { cycleLogRetentionMs: 59_999 },
         option: 'cycleLogRetentionMs',
         value: 59_999,
@@ -290,6 +359,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'fractional cycleLogRetentionMs',
+        requirement: 'must be an integer from 60000 to 31622400000',
         raw: { cycleLogRetentionMs: 86_400_000.5 },
         option: 'cycleLogRetentionMs',
         value: 86_400_000.5,
@@ -297,6 +367,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'non-string instanceId',
+        requirement: 'must be a non-empty string',
         raw: { instanceId: 42 },
         option: 'instanceId',
         value: 42,
@@ -304,6 +375,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'preparedStatements neither a boolean nor "auto"',
+        requirement: "must be true, false or 'auto'",
         raw: { preparedStatements: 'off' },
         option: 'preparedStatements',
         value: 'off',
@@ -311,6 +383,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'preparedStatements "AUTO" (case matters)',
+        requirement: "must be true, false or 'auto'",
         raw: { preparedStatements: 'AUTO' },
         option: 'preparedStatements',
         value: 'AUTO',
@@ -318,6 +391,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'preparedStatements null',
+        requirement: "must be true, false or 'auto'",
         raw: { preparedStatements: null },
         option: 'preparedStatements',
         value: null,
@@ -325,6 +399,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'non-boolean enabled',
+        requirement: 'must be a boolean',
         raw: { enabled: 'yes' },
         option: 'enabled',
         value: 'yes',
@@ -332,6 +407,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'stubProviders not an object',
+        requirement: 'must be an object of booleans',
         raw: { stubProviders: true },
         option: 'stubProviders',
         value: true,
@@ -339,6 +415,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'stubProviders null',
+        requirement: 'must be an object of booleans',
         raw: { stubProviders: null },
         option: 'stubProviders',
         value: null,
@@ -346,6 +423,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'stubProviders an array',
+        requirement: 'must be an object of booleans',
         raw: { stubProviders: ['email'] },
         option: 'stubProviders',
         value: ['email'],
@@ -353,6 +431,7 @@ describe('resolveOptions', () => {
       },
       {
         name: 'unknown stub',
+        requirement: 'is not a known stub (email, sms, push)',
         raw: { stubProviders: { fax: true } },
         option: 'stubProviders.fax',
         value: true,
@@ -360,16 +439,81 @@ describe('resolveOptions', () => {
       },
       {
         name: 'non-boolean stub flag',
+        requirement: 'must be a boolean',
         raw: { stubProviders: { sms: 'on' } },
         option: 'stubProviders.sms',
         value: 'on',
         shown: '"on"',
       },
+      {
+        name: 'non-boolean drain',
+        raw: { drain: 1 },
+        option: 'drain',
+        value: 1,
+        shown: '1',
+        requirement: 'must be a boolean',
+      },
+      {
+        name: 'healthStaleMultiple 0',
+        raw: { healthStaleMultiple: 0 },
+        option: 'healthStaleMultiple',
+        value: 0,
+        shown: '0',
+        requirement: 'must be an integer from 1 to 1000',
+      },
+      {
+        name: 'negative shutdownGraceMs',
+        raw: { shutdownGraceMs: -1 },
+        option: 'shutdownGraceMs',
+        value: -1,
+        shown: '-1',
+        requirement: 'must be an integer from 0 to 3600000',
+      },
+      {
+        name: 'batchSize one above its maximum',
+        raw: { batchSize: 10_001 },
+        option: 'batchSize',
+        value: 10_001,
+        shown: '10001',
+        requirement: 'must be an integer from 1 to 10000',
+      },
+      {
+        name: 'non-boolean e-mail stub flag',
+        raw: { stubProviders: { email: 'on' } },
+        option: 'stubProviders.email',
+        value: 'on',
+        shown: '"on"',
+        requirement: 'must be a boolean',
+      },
+      {
+        name: 'non-boolean push stub flag',
+        raw: { stubProviders: { push: 1 } },
+        option: 'stubProviders.push',
+        value: 1,
+        shown: '1',
+        requirement: 'must be a boolean',
+      },
+      ...[null, 5, [], 'on'].map((value) => ({
+        name: `circuitBreaker ${JSON.stringify(value)}`,
+        raw: { circuitBreaker: value },
+        option: 'circuitBreaker',
+        value,
+        shown: JSON.stringify(value),
+        requirement: 'must be an object',
+      })),
+      ...[null, 5, [], 'on'].map((value) => ({
+        name: `metrics ${JSON.stringify(value)}`,
+        raw: { metrics: value },
+        option: 'metrics',
+        value,
+        shown: JSON.stringify(value),
+        requirement: 'must be an object',
+      })),
     ];
 
     it.each(cases)(
       '$name → InvalidModuleOptionsError naming the option and value',
-      ({ raw, option, value, shown }) => {
+      ({ raw, option, value, shown, requirement }) => {
         const error = optionsError(raw);
         expect(error).toBeInstanceOf(NotificationsRetryError);
         expect(error.code).toBe('invalid_module_options');
@@ -378,6 +522,14 @@ describe('resolveOptions', () => {
         expect(error.value).toEqual(value);
         expect(error.message).toContain(`"${option}"`);
         expect(error.message).toContain(`got ${shown}`);
+        if (typeof requirement === 'string') {
+          expect(error.requirement).toBe(requirement);
+          expect(error.message).toBe(
+            `NotificationsRetryModule option "${option}" ${requirement}; got ${shown}`,
+          );
+        } else {
+          expect(error.requirement).toMatch(requirement);
+        }
       },
     );
 
@@ -411,6 +563,22 @@ describe('resolveOptions circuitBreaker', () => {
     expect(() => resolveOptions({ circuitBreaker } as never)).toThrow(`got ${shown}`);
   });
 
+  it('bounds the rolling window to 10 ms .. a day', () => {
+    const error = optionsError({ circuitBreaker: { rollingWindowMs: 24 * 3_600_000 + 1 } });
+    expect(error.message).toBe(
+      'NotificationsRetryModule option "circuitBreaker.rollingWindowMs" must be an integer from 10 to 86400000; got 86400001',
+    );
+    expect(optionsError({ circuitBreaker: { rollingWindowMs: 9 } }).option).toBe(
+      'circuitBreaker.rollingWindowMs',
+    );
+  });
+
+  it('names the unknown key with the requirement', () => {
+    expect(optionsError({ circuitBreaker: { threshold: 5 } }).message).toBe(
+      'NotificationsRetryModule option "circuitBreaker.threshold" is not a known option (a typo?); got 5',
+    );
+  });
+
   it('is on by default with the documented thresholds', () => {
     expect(resolveOptions({}).circuitBreaker).toEqual({
       enabled: true,
@@ -419,5 +587,32 @@ describe('resolveOptions circuitBreaker', () => {
       resetTimeoutMs: 60_000,
       rollingWindowMs: 120_000,
     });
+  });
+});
+
+describe('resolveOptions metrics.registry', () => {
+  const methods = {
+    registerMetric: () => undefined,
+    getSingleMetric: () => undefined,
+    metrics: () => '',
+  };
+
+  it('accepts any object with the methods of a Registry (another copy of prom-client)', () => {
+    const registry = { ...methods };
+    expect(resolveOptions({ metrics: { registry } } as never).metrics.registry).toBe(registry);
+  });
+
+  it.each([
+    ['a string', 'prom'],
+    ['a function with the methods', Object.assign(() => undefined, methods)],
+    ['an object without registerMetric', { ...methods, registerMetric: undefined }],
+    ['an object without getSingleMetric', { ...methods, getSingleMetric: 1 }],
+    ['an object without metrics', { ...methods, metrics: 'text' }],
+  ])('refuses %s, saying what it must be', (_label, registry) => {
+    const error = optionsError({ metrics: { registry } });
+    expect(error.option).toBe('metrics.registry');
+    expect(error.requirement).toBe(
+      "must be a prom-client Registry (new Registry() from 'prom-client')",
+    );
   });
 });

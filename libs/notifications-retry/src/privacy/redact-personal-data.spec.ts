@@ -1,5 +1,6 @@
 import { containsPersonalData } from './contains-personal-data';
 import { redactPersonalData, type PersonalValues } from './redact-personal-data';
+import { isPlainErrorCode, redactStoredCode, redactStoredError } from './redact-stored-error';
 
 const REDACTED = '[redacted]';
 
@@ -272,6 +273,33 @@ describe('redactPersonalData', () => {
       expect(out).toBe(`${'€'.repeat(389)}zzz …`);
     });
 
+    // URL-encoded three times, each € takes 21 characters; five times, 33.
+    const euros3 = (count: number): string => '%2525E2%252582%2525AC'.repeat(count);
+    const euros5 = (count: number): string => '%25252525E2%2525252582%25252525AC'.repeat(count);
+
+    it('reads a text of exactly the scan bound whole', () => {
+      const text = `${euros3(389)}zzz someone@example.org`;
+      expect(text.length).toBe(8_192);
+      expect(redactPersonalData(text)).toBe(`${'€'.repeat(389)}zzz ${REDACTED}`);
+    });
+
+    it('drops the 7 characters at the scan bound, which may be the start of a value', () => {
+      const values: PersonalValues = { subject: 'Meet at 5 pm today' };
+      const text = `${euros3(389)}${'z'.repeat(15)} ${values.subject}`;
+      // The bound falls after "Meet at": fewer characters than a run, so not recognised.
+      expect(text.slice(0, 8_192).endsWith(' Meet at')).toBe(true);
+      expect(redactPersonalData(text, values)).toBe(`${'€'.repeat(389)}${'z'.repeat(15)} …`);
+    });
+
+    it('drops a cut last word of up to 254 characters (the longest e-mail address), no more', () => {
+      const longWord = `${euros3(389)}${'z'.repeat(30)}`;
+      // 412 characters scanned, 405 kept, the last 254 of them dropped.
+      expect(redactPersonalData(longWord)).toBe(`${'€'.repeat(151)}…`);
+      // All of a shorter word goes, however much of the text it is.
+      const shortWord = `${euros5(248)}${'z'.repeat(30)}`;
+      expect(redactPersonalData(shortWord)).toBe('…');
+    });
+
     it('stays fast with a 100 KB body', () => {
       const body = Array.from({ length: 10_000 }, (_, i) => `w${i}rd `).join('');
       const values: PersonalValues = { ...email, body };
@@ -355,6 +383,11 @@ describe('redactPersonalData', () => {
       expect(redactPersonalData(text)).toBe(text);
     });
 
+    it('stores 500 characters whole, and cuts a 501st', () => {
+      expect(redactPersonalData('y'.repeat(500))).toBe('y'.repeat(500));
+      expect(redactPersonalData('y'.repeat(501))).toBe(`${'y'.repeat(500)}…`);
+    });
+
     it('redacts before truncating, so personal data beyond the cut cannot be half-kept', () => {
       const email = 'long.recipient.name@example.com';
       // place the address across the truncation point
@@ -427,6 +460,12 @@ describe('containsPersonalData', () => {
     expect(containsPersonalData('someone.else@example.org', email)).toBe(true);
   });
 
+  it('reads only the first 8 KB, as redactPersonalData does', () => {
+    expect(containsPersonalData(`${'x'.repeat(8_200)} someone.else@example.org`, email)).toBe(
+      false,
+    );
+  });
+
   it.each([
     'http_503',
     'provider_rejected',
@@ -454,6 +493,50 @@ describe('containsPersonalData', () => {
       expect(containsPersonalData('id-bob.smith@example.com', email, { shapes: false })).toBe(true);
       expect(containsPersonalData(`id-${token}`, push, { shapes: false })).toBe(true);
       expect(containsPersonalData('sms-447700900123', sms, { shapes: false })).toBe(true);
+    });
+  });
+});
+
+describe('stored error codes', () => {
+  const email: PersonalValues = { recipientAddress: 'bob.smith@example.com' };
+
+  it('keeps a plain identifier of up to 64 characters', () => {
+    for (const code of ['http_503', 'quota.exceeded:daily', 'sg-42', 'a'.repeat(64)]) {
+      expect(isPlainErrorCode(code, email)).toBe(true);
+      expect(redactStoredCode(code, email)).toBe(code);
+    }
+  });
+
+  it.each([
+    ['a 65th character', 'a'.repeat(65)],
+    ['a space after the identifier', 'quota exceeded'],
+    ['a space before it', 'bad quota'],
+    ['an empty code', ''],
+  ])('replaces a code with %s: it is not a plain identifier', (_label, code) => {
+    expect(isPlainErrorCode(code)).toBe(false);
+    expect(redactStoredCode(code)).toBe(REDACTED);
+  });
+
+  it('replaces a plain identifier that is personal data, whole', () => {
+    expect(redactStoredCode('bob.smith@example.com')).toBe(REDACTED);
+    expect(redactStoredCode('msg-BOB.SMITH', email)).toBe(REDACTED);
+    expect(isPlainErrorCode('msg-BOB.SMITH')).toBe(true);
+  });
+
+  it("redacts a stored code and message against the row's values, keeping nulls", () => {
+    expect(
+      redactStoredError(
+        { code: 'BOB.SMITH@example.com', message: 'to bob.smith@example.com' },
+        email,
+      ),
+    ).toEqual({ code: REDACTED, message: `to ${REDACTED}` });
+    expect(redactStoredError({ code: null, message: null }, email)).toEqual({
+      code: null,
+      message: null,
+    });
+    expect(redactStoredError({ code: 'http_503', message: 'HTTP 503' }, email)).toEqual({
+      code: 'http_503',
+      message: 'HTTP 503',
     });
   });
 });
