@@ -82,12 +82,8 @@ export function parseChannelRow(row: ChannelRow): ChannelConfig {
   }
 
   const rateLimitPerSec = row.rateLimitPerSec;
-  if (
-    rateLimitPerSec !== null &&
-    (typeof rateLimitPerSec !== 'number' ||
-      !Number.isFinite(rateLimitPerSec) ||
-      rateLimitPerSec <= 0)
-  ) {
+  // Number.isFinite is false for anything but a finite number (a string from the driver too).
+  if (rateLimitPerSec !== null && (!Number.isFinite(rateLimitPerSec) || rateLimitPerSec <= 0)) {
     fail('rate_limit_per_sec', rateLimitPerSec, 'must be null or a number > 0');
   }
 
