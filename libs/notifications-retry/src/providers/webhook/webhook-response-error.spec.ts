@@ -54,6 +54,17 @@ describe('webhookResponseError', () => {
     expect(error).toBeInstanceOf(RetriableDeliveryError);
   });
 
+  it.each([
+    [500, RetriableDeliveryError],
+    [502, RetriableDeliveryError],
+    [408, RetriableDeliveryError],
+    [400, NonRetriableDeliveryError],
+  ])('%p with a Retry-After is not throttled: only 429 and 503 pace us', (status, kind) => {
+    const error = webhookResponseError(status, '5', NOW);
+    expect(error).toBeInstanceOf(kind);
+    expect(error).not.toBeInstanceOf(ThrottledDeliveryError);
+  });
+
   it.each([301, 400, 404, 409, 429, 500, 503])(
     '%p: the error carries the status, which the worker stores before the text',
     (status) => {
@@ -67,5 +78,8 @@ describe('webhookResponseError', () => {
     expect(webhookResponseError(429, '5', NOW).message).toBe(
       'webhook answered HTTP 429 (retry after 5000 ms)',
     );
+    // No usable Retry-After: no "(retry after …)" at all.
+    expect(webhookResponseError(429, null, NOW).message).toBe('webhook answered HTTP 429');
+    expect(webhookResponseError(429, 'later', NOW).message).toBe('webhook answered HTTP 429');
   });
 });
