@@ -385,11 +385,13 @@ describe('parseChannelRow', () => {
       expect(parseError(exponentialRow({ timeoutMs: NaN })).column).toBe('timeout_ms');
     });
 
-    it('rejects a rate limit the driver hands back as text', () => {
-      // A numeric column comes back from pg as a string; it is not a number > 0.
-      const error = parseError(exponentialRow({ rateLimitPerSec: '5' as unknown as number }));
-      expect(error.column).toBe('rate_limit_per_sec');
-      expect(error.message).toContain('got "5"');
+    it('rejects numbers the driver hands back as text', () => {
+      // A numeric or bigint column comes back from pg as a string; it is not a number.
+      const asText = (text: string): number => text as unknown as number;
+      const rateLimit = parseError(exponentialRow({ rateLimitPerSec: asText('5') }));
+      expect(rateLimit.column).toBe('rate_limit_per_sec');
+      expect(rateLimit.message).toContain('got "5"');
+      expect(parseError(exponentialRow({ maxAttempts: asText('5') })).column).toBe('max_attempts');
     });
 
     it('rejects Infinity in the multiplier and the rate limit', () => {

@@ -104,6 +104,7 @@ export function parseChannelRow(row: ChannelRow): ChannelConfig {
   };
 }
 
+/** Number.isSafeInteger is false for anything but a number (a string from the driver too). */
 function isInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value);
+  return Number.isSafeInteger(value);
 }
