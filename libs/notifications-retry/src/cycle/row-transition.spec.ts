@@ -487,7 +487,7 @@ describe('unrecordedOutcomeTransition (the provider was called, the outcome coul
       providerMessageId: null,
       sentAt: null,
       lastErrorCode: UNRECORDED_OUTCOME_CODE,
-      lastErrorMessage: expect.any(String) as string,
+      lastErrorMessage: 'the provider was called but the outcome could not be recorded',
       event: null,
     });
     expect(isAllowedTransition(row.status, held.status)).toBe(true);
