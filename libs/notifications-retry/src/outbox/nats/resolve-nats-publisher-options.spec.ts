@@ -28,10 +28,20 @@ describe('NatsJetStreamOutboxPublisher options', () => {
     [
       { servers: 'not a url' },
       'servers',
-      'got a value that is not a URL (not shown, it may contain a password)',
+      'must hold nats:// or tls:// URLs; got a value that is not a URL (not shown, it may contain a password)',
+    ],
+    [{ servers: ['nats://a', 42] }, 'servers', 'must hold nats:// or tls:// URLs; got 42'],
+    [
+      { servers: 'nats://' },
+      'servers',
+      'must hold URLs of the form nats://[user:password@]host[:port]; got "nats://"',
     ],
     [{ servers: 'nats://user:secret@n:99999' }, 'servers', 'not shown, it may contain a password'],
-    [{ servers: 'nats://user:secret@n:4222/path' }, 'servers', 'got "nats://user:***@n:4222/path"'],
+    [
+      { servers: 'nats://user:secret@n:4222/path' },
+      'servers',
+      'must hold URLs of the form nats://[user:password@]host[:port]; got "nats://user:***@n:4222/path"',
+    ],
     [{ servers: [] }, 'servers', 'must be a nats:// URL or a non-empty list of them'],
     [{ servers: 'nats://n', subjectPrefix: 'pin.*' }, 'subjectPrefix', 'no wildcards'],
     [{ servers: 'nats://n', subjectPrefix: 'pin..eu' }, 'subjectPrefix', 'got "pin..eu"'],
@@ -42,6 +52,11 @@ describe('NatsJetStreamOutboxPublisher options', () => {
       { servers: 'nats://n', ackTimeoutMs: 0 },
       'ackTimeoutMs',
       'must be an integer from 1 to 600000; got 0',
+    ],
+    [
+      { servers: 'nats://n', connectTimeoutMs: 600_001 },
+      'connectTimeoutMs',
+      'must be an integer from 1 to 600000; got 600001',
     ],
     [{ servers: 'nats://n', subject: 'x' }, 'subject', 'is not a known option (a typo?)'],
     [
@@ -123,6 +138,20 @@ describe('NatsJetStreamOutboxPublisher options', () => {
       verifyAtStart: true,
       createStream: true,
       relayEnabled: true,
+    });
+  });
+
+  it('takes a server URL with or without the trailing slash, and the limits of the timeouts', () => {
+    expect(
+      resolveNatsPublisherOptions({
+        servers: ['nats://a:4222', 'nats://b:4222/'],
+        connectTimeoutMs: 1,
+        ackTimeoutMs: 600_000,
+      }),
+    ).toMatchObject({
+      servers: ['nats://a:4222', 'nats://b:4222/'],
+      connectTimeoutMs: 1,
+      ackTimeoutMs: 600_000,
     });
   });
 
