@@ -76,9 +76,14 @@ describe('DispatchQueue', () => {
   it('lets one probe through a half-open circuit at a time', () => {
     const circuits: Record<string, CircuitState> = { 'sms-provider': 'half-open' };
     const q = queue([channel('sms')], circuits);
-    q.add([row('s1', 'sms', 1), row('s2', 'sms', 2)]);
+    const probe = row('s1', 'sms', 1);
+    q.add([probe, row('s2', 'sms', 2)]);
     expect(drain(q)).toEqual(['s1']);
     expect(q.inFlightFor('sms-provider')).toBe(1);
+    // The probe done, the next one may go.
+    q.done(probe);
+    expect(q.inFlightFor('sms-provider')).toBe(0);
+    expect(drain(q)).toEqual(['s2']);
   });
 
   it('takes out the rows of a provider whose circuit opened, to be handed back', () => {
