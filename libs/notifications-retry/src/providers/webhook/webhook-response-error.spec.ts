@@ -21,11 +21,23 @@ describe('webhookResponseError', () => {
     expect(error.code).toBe(`http_${status}`);
   });
 
-  it.each([301, 302, 303, 307, 308])('%p (a redirect, not followed) → non-retriable', (status) => {
-    const error = webhookResponseError(status, null, NOW);
-    expect(error).toBeInstanceOf(NonRetriableDeliveryError);
-    expect(error.message).toContain('redirect');
-  });
+  it.each([300, 301, 302, 303, 307, 308, 399])(
+    '%p (a redirect, not followed) → non-retriable',
+    (status) => {
+      const error = webhookResponseError(status, null, NOW);
+      expect(error).toBeInstanceOf(NonRetriableDeliveryError);
+      expect(error.message).toContain('redirect');
+    },
+  );
+
+  it.each([100, 204, 299])(
+    '%p (not an error fetch hands over) → retriable: a guess must not fail the row',
+    (status) => {
+      const error = webhookResponseError(status, null, NOW);
+      expect(error).toBeInstanceOf(RetriableDeliveryError);
+      expect(error.message).toBe(`webhook answered HTTP ${status}`);
+    },
+  );
 
   it('429 → throttled with the Retry-After delay', () => {
     const error = webhookResponseError(429, '30', NOW);
