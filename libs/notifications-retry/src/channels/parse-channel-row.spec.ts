@@ -126,9 +126,12 @@ describe('parseChannelRow', () => {
       expect(parseChannelRow(fixedRow({ backoffJitter: false })).backoff.jitter).toBe(false);
     });
 
-    it('takes backoff_max_ms of a Fixed row as a cap, refusing one below the base', () => {
+    it('takes backoff_max_ms of a Fixed row as a cap (equal to the base allowed), refusing one below the base', () => {
       expect(parseChannelRow(fixedRow({ backoffMaxMs: 40_000 })).backoff).toMatchObject({
         maxMs: 40_000,
+      });
+      expect(parseChannelRow(fixedRow({ backoffMaxMs: 30_000 })).backoff).toMatchObject({
+        maxMs: 30_000,
       });
       expect(() => parseChannelRow(fixedRow({ backoffMaxMs: 1 }))).toThrow(
         /backoff_max_ms must be null or an integer ≥ backoff_base_ms \(30000\); got 1/,
@@ -334,6 +337,19 @@ describe('parseChannelRow', () => {
       },
     ];
 
+    /** What each column must be, as the message states it (Exponential rows, base 1000). */
+    const requirements: Readonly<Record<string, string>> = {
+      provider_key: 'must be a non-empty string',
+      max_attempts: 'must be an integer ≥ 1',
+      backoff_kind: 'must be "Fixed" or "Exponential"',
+      backoff_base_ms: 'must be an integer ≥ 0',
+      backoff_max_ms: 'must be an integer ≥ backoff_base_ms (1000)',
+      backoff_multiplier: 'must be a finite number ≥ 1',
+      timeout_ms: 'must be an integer ≥ 1',
+      rate_limit_per_sec: 'must be null or a number > 0',
+      max_concurrency: 'must be null or an integer ≥ 1',
+    };
+
     it.each(cases)(
       '$name → InvalidChannelConfigError naming the column, value and channel',
       ({ row, column, value, shown }) => {
@@ -347,6 +363,8 @@ describe('parseChannelRow', () => {
         expect(error.message).toContain(`"${row.key}"`);
         expect(error.message).toContain(column);
         expect(error.message).toContain(`got ${shown}`);
+        expect(error.requirement).toBe(requirements[column]);
+        expect(error.message).toContain(`${column} ${requirements[column]}; got ${shown}`);
       },
     );
 
@@ -365,6 +383,15 @@ describe('parseChannelRow', () => {
       );
       expect(parseError(exponentialRow({ maxAttempts: NaN })).column).toBe('max_attempts');
       expect(parseError(exponentialRow({ timeoutMs: NaN })).column).toBe('timeout_ms');
+    });
+
+    it('rejects numbers the driver hands back as text', () => {
+      // A numeric or bigint column comes back from pg as a string; it is not a number.
+      const asText = (text: string): number => text as unknown as number;
+      const rateLimit = parseError(exponentialRow({ rateLimitPerSec: asText('5') }));
+      expect(rateLimit.column).toBe('rate_limit_per_sec');
+      expect(rateLimit.message).toContain('got "5"');
+      expect(parseError(exponentialRow({ maxAttempts: asText('5') })).column).toBe('max_attempts');
     });
 
     it('rejects Infinity in the multiplier and the rate limit', () => {

@@ -82,12 +82,8 @@ export function parseChannelRow(row: ChannelRow): ChannelConfig {
   }
 
   const rateLimitPerSec = row.rateLimitPerSec;
-  if (
-    rateLimitPerSec !== null &&
-    (typeof rateLimitPerSec !== 'number' ||
-      !Number.isFinite(rateLimitPerSec) ||
-      rateLimitPerSec <= 0)
-  ) {
+  // Number.isFinite is false for anything but a finite number (a string from the driver too).
+  if (rateLimitPerSec !== null && (!Number.isFinite(rateLimitPerSec) || rateLimitPerSec <= 0)) {
     fail('rate_limit_per_sec', rateLimitPerSec, 'must be null or a number > 0');
   }
 
@@ -108,6 +104,7 @@ export function parseChannelRow(row: ChannelRow): ChannelConfig {
   };
 }
 
+/** Number.isSafeInteger is false for anything but a number (a string from the driver too). */
 function isInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value);
+  return Number.isSafeInteger(value);
 }

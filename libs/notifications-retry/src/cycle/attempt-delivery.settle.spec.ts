@@ -77,6 +77,60 @@ describe('attemptDelivery: the settle margin after the timeout', () => {
     expect(outcome).toMatchObject({ kind: 'non-retriable', errorCode: 'invalid_recipient' });
   });
 
+  it('tells of a late failure too: inside the margin as recorded, after the write-off as not', async () => {
+    const late: LateAnswer[] = [];
+    const onLateAnswer = (answer: LateAnswer): number => late.push(answer);
+    const afterWriteOff = deferredAnswer();
+
+    await attemptDelivery(
+      new Adapter(async ({ signal }) => {
+        await untilAborted(signal);
+        throw new NonRetriableDeliveryError('invalid_recipient');
+      }),
+      message,
+      20,
+      undefined,
+      { settleMarginMs: 500, onLateAnswer },
+    );
+    expect(late).toEqual([{ answer: 'rejected', recorded: true }]);
+
+    await attemptDelivery(new Adapter(() => afterWriteOff.promise), message, 20, undefined, {
+      settleMarginMs: 10,
+      onLateAnswer,
+    });
+    afterWriteOff.reject(new Error('connection reset'));
+    await sleep(10);
+    expect(late).toEqual([
+      { answer: 'rejected', recorded: true },
+      { answer: 'rejected', recorded: false },
+    ]);
+  });
+
+  it('does not tell of an answer that came before the timeout, success or failure', async () => {
+    const late: LateAnswer[] = [];
+    const settle = { settleMarginMs: 500, onLateAnswer: (answer: LateAnswer) => late.push(answer) };
+
+    await attemptDelivery(
+      new Adapter(async () => ({ providerMessageId: 'in-time' })),
+      message,
+      1_000,
+      undefined,
+      settle,
+    );
+    await attemptDelivery(
+      new Adapter(async () => {
+        throw new NonRetriableDeliveryError('invalid_recipient');
+      }),
+      message,
+      1_000,
+      undefined,
+      settle,
+    );
+    await sleep(10);
+
+    expect(late).toEqual([]);
+  });
+
   it('counts any other error an adapter throws once its signal fired as a timeout', async () => {
     const adapter = new Adapter(async ({ signal }) => {
       await untilAborted(signal);

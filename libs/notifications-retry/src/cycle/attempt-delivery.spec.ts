@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DeliveryError } from '../providers/errors/delivery.error';
 import { NonRetriableDeliveryError } from '../providers/errors/non-retriable-delivery.error';
 import { RetriableDeliveryError } from '../providers/errors/retriable-delivery.error';
@@ -215,18 +216,20 @@ describe('attemptDelivery', () => {
     });
 
     it.each([
-      ['a string', `failed for ${ADDRESS}`],
-      ['undefined', undefined],
-      ['null', null],
-      ['a number', 500],
-      ['a plain object', { status: 502, to: ADDRESS }],
-    ])('throwing %s → retriable provider_error_non_error', async (_label, thrown) => {
+      ['a string', `failed for ${ADDRESS}`, 'string'],
+      ['undefined', undefined, 'undefined'],
+      ['null', null, 'object'],
+      ['a number', 500, 'number'],
+      ['a plain object', { status: 502, to: ADDRESS }, 'object'],
+    ])('throwing %s → retriable provider_error_non_error', async (_label, thrown, type) => {
       const outcome = await attemptDelivery(rejecting(thrown), message, TIMEOUT_MS);
-      expect(outcome.kind).toBe('retriable');
-      expect(outcome).toMatchObject({ errorCode: 'provider_error_non_error' });
-      const errorMessage = (outcome as { errorMessage: string }).errorMessage;
-      expect(typeof errorMessage).toBe('string');
-      expectNoPersonalData(errorMessage);
+      // Only the type is told: the value itself may hold the address.
+      expect(outcome).toEqual({
+        kind: 'retriable',
+        errorCode: 'provider_error_non_error',
+        errorMessage: `provider adapter threw a non-Error value (${type})`,
+      });
+      expectNoPersonalData((outcome as { errorMessage: string }).errorMessage);
     });
 
     it('throwing undefined synchronously → retriable, no crash', async () => {
@@ -253,8 +256,11 @@ describe('attemptDelivery', () => {
     ])('resolving %s → retriable provider_invalid_result', async (_label, result) => {
       const adapter = new FakeAdapter(() => Promise.resolve(result));
       const outcome = await attemptDelivery(adapter, message, TIMEOUT_MS);
-      expect(outcome.kind).toBe('retriable');
-      expect(outcome).toMatchObject({ errorCode: 'provider_invalid_result' });
+      expect(outcome).toEqual({
+        kind: 'retriable',
+        errorCode: 'provider_invalid_result',
+        errorMessage: 'provider adapter returned no providerMessageId',
+      });
     });
   });
 
@@ -266,11 +272,13 @@ describe('attemptDelivery', () => {
       const started = Date.now();
       const outcome = await attemptDelivery(adapter, message, SHORT_TIMEOUT_MS);
       const elapsed = Date.now() - started;
-      expect(outcome.kind).toBe('retriable');
-      expect(outcome).toMatchObject({ errorCode: 'provider_timeout' });
-      expect((outcome as { errorMessage: string }).errorMessage).toContain(
-        String(SHORT_TIMEOUT_MS),
-      );
+      // Unsettled: the call may still be running (the caller tracks it), unlike an adapter that gave up.
+      expect(outcome).toEqual({
+        kind: 'retriable',
+        errorCode: 'provider_timeout',
+        errorMessage: `no answer within the ${SHORT_TIMEOUT_MS} ms timeout and the 0 ms settle margin`,
+        unsettled: true,
+      });
       // not before the timeout (a little slack for timer granularity), and not much after it
       expect(elapsed).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS - 5);
       expect(elapsed).toBeLessThan(2_000);
@@ -290,7 +298,11 @@ describe('attemptDelivery', () => {
       expect(signal.aborted).toBe(true);
       expect(abortedAfterMs).toBeDefined();
       expect(abortedAfterMs!).toBeGreaterThanOrEqual(SHORT_TIMEOUT_MS - 5);
+      // The reason tells an adapter that logs it why its call was stopped.
       expect(signal.reason).toBeInstanceOf(Error);
+      expect((signal.reason as Error).message).toBe(
+        `provider call exceeded ${SHORT_TIMEOUT_MS} ms`,
+      );
     });
 
     it('an adapter that honours the signal and rejects with an AbortError is still a timeout', async () => {
@@ -365,6 +377,48 @@ describe('attemptDelivery', () => {
       interrupt.abort();
       expect(outcome).toEqual({ kind: 'sent', providerMessageId: 'sg-9' });
       expect(adapter.calls[0].context.signal.aborted).toBe(false);
+    });
+
+    it('an interrupt that fires as the adapter failure comes in → interrupted, not that failure', async () => {
+      // The failure may be the interrupt's doing (a connection torn down by the shutdown).
+      const interrupt = new AbortController();
+      const outcome = await attemptDelivery(
+        rejecting(new RetriableDeliveryError('connection_reset')),
+        message,
+        TIMEOUT_MS,
+        interrupt.signal,
+        // Told before the attempt's own wait on the call: the interrupt fires first.
+        {
+          onCallStarted: (call) => {
+            void call.catch(() => interrupt.abort());
+          },
+        },
+      );
+      expect(interrupt.signal.aborted).toBe(true);
+      expect(outcome).toEqual({ kind: 'interrupted', errorCode: 'worker_interrupted' });
+    });
+
+    it('an interrupt right after the write-off leaves the attempt a timeout', async () => {
+      // Written off as a timeout: a late success is handed over as such, the outcome must agree.
+      jest.useFakeTimers();
+      try {
+        const interrupt = new AbortController();
+        const adapter = new FakeAdapter(() => new Promise<never>(() => undefined));
+        const pending = attemptDelivery(adapter, message, 30, interrupt.signal, {
+          settleMarginMs: 10,
+        });
+        setTimeout(() => interrupt.abort(), 40);
+        // Both timers due at 40 ms run before the attempt looks at why it was cut.
+        jest.advanceTimersByTime(40);
+        expect(interrupt.signal.aborted).toBe(true);
+        await expect(pending).resolves.toMatchObject({
+          kind: 'retriable',
+          errorCode: 'provider_timeout',
+          unsettled: true,
+        });
+      } finally {
+        jest.useRealTimers();
+      }
     });
 
     it('a timeout is reported as a timeout even when an interrupt signal is supplied', async () => {
@@ -572,6 +626,9 @@ describe('attemptDelivery: personal data in codes and message ids', () => {
     const stored = outcome.kind === 'sent' ? outcome.providerMessageId : '';
     expect(stored).toMatch(/^redacted:[0-9a-f]{16}$/);
     expect(stored.toLowerCase()).not.toContain('alice');
+    // An operator holding both ids can compute it: SHA-256 over the notification id, NUL, the provider id.
+    const digest = createHash('sha256').update(`${message.id}\u0000${id}`).digest('hex');
+    expect(stored).toBe(`redacted:${digest.slice(0, 16)}`);
     // The same id gives the same stand-in (operators can correlate), another id another one.
     await expect(attemptDelivery(sent(id), message, 1_000)).resolves.toEqual(outcome);
     await expect(attemptDelivery(sent(`${id}x`), message, 1_000)).resolves.not.toEqual(outcome);
@@ -639,7 +696,13 @@ describe('attemptDelivery: the HTTP status of a delivery error', () => {
     expect(errorMessage).toMatch(/^HTTP 422: \{"error":"invalid to","to":"\[redacted\]"\}$/);
   });
 
-  it.each([0, 42, 600, 503.5, Number.NaN, '503'])(
+  it.each([100, 599])('prefixes the first and the last status there is (%p)', async (status) => {
+    const error = new RetriableDeliveryError('provider_http', 'odd answer', { httpStatus: status });
+    const outcome = await attemptDelivery(rejecting(error), message, 1_000);
+    expect(outcome).toMatchObject({ errorMessage: `HTTP ${status}: odd answer` });
+  });
+
+  it.each([0, 42, 99, 600, 503.5, Number.NaN, '503'])(
     'stores no prefix for a status that is not one (%p)',
     async (status) => {
       const error = new RetriableDeliveryError('provider_5xx', 'upstream down', {

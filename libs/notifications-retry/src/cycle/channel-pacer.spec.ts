@@ -8,6 +8,14 @@ describe('ChannelPacer', () => {
     await expect(pacer.awaitCallSlot('email', null)).resolves.toBeUndefined();
   });
 
+  it('stops holding back a channel once its rate limit is lifted', () => {
+    const pacer = new ChannelPacer();
+    pacer.dispatched('sms', 4, 1_000);
+    expect(pacer.waitMs('sms', 4, 1_000)).toBe(251);
+    // The operator cleared rate_limit_per_sec: the slot planned under the old limit no longer counts.
+    expect(pacer.waitMs('sms', null, 1_000)).toBe(0);
+  });
+
   it('spaces dispatches 1000 / rate ms apart (plus a millisecond), per channel', () => {
     const pacer = new ChannelPacer();
     pacer.dispatched('sms', 4, 1_000);
@@ -32,6 +40,30 @@ describe('ChannelPacer', () => {
     const gaps = [starts[1] - starts[0], starts[2] - starts[1]];
     // 1000 / 20 + 1 = 51 ms; timers fire late on a loaded machine, never early.
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(50);
+  });
+
+  it('lets a call through without a timer when its turn has come: the first, or one a spacing after the last', async () => {
+    jest.useFakeTimers();
+    try {
+      const pacer = new ChannelPacer();
+      const flushMicrotasks = async (): Promise<void> => {
+        for (let i = 0; i < 10; i++) await Promise.resolve();
+      };
+      let passed = 0;
+      void pacer.awaitCallSlot('sms', 4).then(() => passed++);
+      await flushMicrotasks();
+      expect(passed).toBe(1);
+      expect(jest.getTimerCount()).toBe(0);
+
+      // Exactly one spacing (1000 / 4 + 1 ms) later: the turn has come, not one timer tick later.
+      jest.advanceTimersByTime(251);
+      void pacer.awaitCallSlot('sms', 4).then(() => passed++);
+      await flushMicrotasks();
+      expect(passed).toBe(2);
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('plans the slots of rows still to claim behind those already dispatched', () => {

@@ -55,6 +55,13 @@ describe('DispatchQueue', () => {
     expect(q.next(0)).toEqual({ kind: 'empty' });
   });
 
+  it('hands out rows due at the same moment in the order their channels were first queued', () => {
+    const q = queue([channel('email'), channel('sms')]);
+    q.add([row('s1', 'sms', 10), row('e1', 'email', 10), row('s2', 'sms', 20)]);
+    q.add([row('e2', 'email', 20)]);
+    expect(drain(q)).toEqual(['s1', 'e1', 's2', 'e2']);
+  });
+
   it('passes over a channel at its max_concurrency until one of its rows is done', () => {
     const q = queue([channel('sms', { maxConcurrency: 1 }), channel('email')]);
     const first = row('s1', 'sms', 1);
@@ -69,9 +76,14 @@ describe('DispatchQueue', () => {
   it('lets one probe through a half-open circuit at a time', () => {
     const circuits: Record<string, CircuitState> = { 'sms-provider': 'half-open' };
     const q = queue([channel('sms')], circuits);
-    q.add([row('s1', 'sms', 1), row('s2', 'sms', 2)]);
+    const probe = row('s1', 'sms', 1);
+    q.add([probe, row('s2', 'sms', 2)]);
     expect(drain(q)).toEqual(['s1']);
     expect(q.inFlightFor('sms-provider')).toBe(1);
+    // The probe done, the next one may go.
+    q.done(probe);
+    expect(q.inFlightFor('sms-provider')).toBe(0);
+    expect(drain(q)).toEqual(['s2']);
   });
 
   it('takes out the rows of a provider whose circuit opened, to be handed back', () => {
@@ -99,5 +111,9 @@ describe('DispatchQueue', () => {
     drain(q);
     expect(q.takeAll().map((r) => r.id)).toEqual(['s2', 's3']);
     expect(q.size).toBe(0);
+    // Handed back, they are no longer the queue's: not waiting, not handed back twice.
+    expect(q.waiting('sms')).toBe(0);
+    expect(q.held('sms')).toBe(1);
+    expect(q.takeAll()).toEqual([]);
   });
 });

@@ -244,7 +244,7 @@ describe('decideTransition', () => {
       expect(transition.attempts).toBe(7);
       expect(transition.nextAttemptAt).toBeNull();
       expect(transition.lastErrorCode).toBe('max_attempts_exhausted');
-      expect(transition.lastErrorMessage).toEqual(expect.any(String));
+      expect(transition.lastErrorMessage).toBe('attempts already reached the channel maximum');
       expect(transition.event).toBe('Failed');
     });
 
@@ -322,6 +322,11 @@ describe('decideTransition', () => {
       expect(transition.nextAttemptAt!.getTime()).toBeLessThanOrEqual(NOW.getTime() + 30_000);
     });
 
+    it('a Retry-After of 0 falls back to the backoff: the row is not retried at once', () => {
+      const transition = decideTransition(failedRow(1), fixedChannel, throttled(0), NOW);
+      expect(transition.nextAttemptAt!.getTime()).toBe(NOW.getTime() + 30_000);
+    });
+
     it('a negative Retry-After never moves the row into the past', () => {
       const transition = decideTransition(failedRow(1), fixedChannel, throttled(-5_000), NOW);
       expect(transition.nextAttemptAt!.getTime()).toBeGreaterThanOrEqual(NOW.getTime());
@@ -364,6 +369,7 @@ describe('decideTransition', () => {
       expect(transition.attempts).toBe(3);
       expect(transition.nextAttemptAt!.getTime()).toBeGreaterThan(NOW.getTime());
       expect(transition.lastErrorCode).toBe('worker_interrupted');
+      expect(transition.lastErrorMessage).toBeNull();
       expect(transition.event).toBeNull();
     });
 
@@ -458,6 +464,11 @@ describe('isAllowedTransition (INV-NTF-5)', () => {
 });
 
 describe('unrecordedOutcomeTransition (the provider was called, the outcome could not be committed)', () => {
+  it('stores the code the runbook names', () => {
+    // docs/runbooks/terminal-failures.md lists it; operators query last_error_code for it.
+    expect(UNRECORDED_OUTCOME_CODE).toBe('outcome_not_recorded');
+  });
+
   it('counts a lost Sent as an attempt: the Pending row becomes Failed, due after backoff, no event', () => {
     const row = pendingRow();
     const lost = decideTransition(
@@ -476,7 +487,7 @@ describe('unrecordedOutcomeTransition (the provider was called, the outcome coul
       providerMessageId: null,
       sentAt: null,
       lastErrorCode: UNRECORDED_OUTCOME_CODE,
-      lastErrorMessage: expect.any(String) as string,
+      lastErrorMessage: 'the provider was called but the outcome could not be recorded',
       event: null,
     });
     expect(isAllowedTransition(row.status, held.status)).toBe(true);

@@ -160,7 +160,8 @@ function postponed(
     nextAttemptAt: row.status === NotificationStatus.Failed ? at : row.nextAttemptAt,
     scheduledAt: row.status === NotificationStatus.Pending ? at : row.scheduledAt,
     lastErrorCode: outcome.errorCode,
-    lastErrorMessage: outcome.kind === 'interrupted' ? null : (outcome.errorMessage ?? null),
+    // An interrupted outcome has no message: its row's previous one is cleared.
+    lastErrorMessage: outcome.errorMessage ?? null,
     event: null,
   };
 }

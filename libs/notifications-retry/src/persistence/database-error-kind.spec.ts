@@ -11,6 +11,10 @@ describe('database error kinds', () => {
     ['08006', 'connection failure'],
     ['08003', 'connection does not exist'],
     ['ECONNRESET', 'read ECONNRESET'],
+    ['EPIPE', 'write EPIPE'],
+    ['ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.5:5432'],
+    ['ETIMEDOUT', 'connect ETIMEDOUT 10.0.0.5:5432'],
+    ['ENOTCONN', 'socket is not connected'],
   ])('%s loses the connection and passes', (code, message) => {
     expect(isConnectionLost(pgError(code, message))).toBe(true);
     expect(isPassingDatabaseError(pgError(code, message))).toBe(true);
@@ -20,10 +24,29 @@ describe('database error kinds', () => {
     const refused = [pgError('ECONNREFUSED', 'connect ECONNREFUSED ::1:5432')];
     expect(isConnectionLost(new AggregateError(refused, ''))).toBe(true);
     expect(isConnectionLost(new AggregateError([pgError('23505')], ''))).toBe(false);
+    // One lost address is enough, whatever the others failed with.
+    const mixed = [
+      pgError('EADDRNOTAVAIL', 'connect EADDRNOTAVAIL ::1:5432'),
+      pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'),
+    ];
+    expect(isConnectionLost(new AggregateError(mixed, ''))).toBe(true);
   });
 
-  it('a socket that ended without a code loses the connection', () => {
-    expect(isConnectionLost(new Error('Connection terminated unexpectedly'))).toBe(true);
+  it.each([
+    'Connection terminated unexpectedly',
+    'Connection terminated due to connection timeout',
+    'connection is closed',
+    'Connection ended',
+    'Client has encountered a connection error and is not queryable',
+  ])('a socket that ended without a code loses the connection: %s', (message) => {
+    expect(isConnectionLost(new Error(message))).toBe(true);
+  });
+
+  it('a server error that only quotes those words keeps the connection', () => {
+    // pg's own message starts with them; a RAISE text or a constraint's message may hold them.
+    const raised = pgError('P0001', 'refused: Connection terminated flag is set for this account');
+    expect(isConnectionLost(raised)).toBe(false);
+    expect(isPassingDatabaseError(raised)).toBe(false);
   });
 
   it.each([
@@ -31,6 +54,7 @@ describe('database error kinds', () => {
     ['57014', 'statement timeout'],
     ['40001', 'serialization failure'],
     ['40P01', 'deadlock'],
+    ['53300', 'too many connections'],
   ])('%s (%s) passes and keeps the connection', (code) => {
     expect(isPassingDatabaseError(pgError(code))).toBe(true);
     expect(isConnectionLost(pgError(code))).toBe(false);

@@ -28,31 +28,51 @@ describe('NatsJetStreamOutboxPublisher options', () => {
     [
       { servers: 'not a url' },
       'servers',
-      'got a value that is not a URL (not shown, it may contain a password)',
+      'must hold nats:// or tls:// URLs; got a value that is not a URL (not shown, it may contain a password)',
+    ],
+    [{ servers: ['nats://a', 42] }, 'servers', 'must hold nats:// or tls:// URLs; got 42'],
+    [
+      { servers: 'nats://' },
+      'servers',
+      'must hold URLs of the form nats://[user:password@]host[:port]; got "nats://"',
     ],
     [{ servers: 'nats://user:secret@n:99999' }, 'servers', 'not shown, it may contain a password'],
-    [{ servers: 'nats://user:secret@n:4222/path' }, 'servers', 'got "nats://user:***@n:4222/path"'],
+    [
+      { servers: 'nats://user:secret@n:4222/path' },
+      'servers',
+      'must hold URLs of the form nats://[user:password@]host[:port]; got "nats://user:***@n:4222/path"',
+    ],
     [{ servers: [] }, 'servers', 'must be a nats:// URL or a non-empty list of them'],
     [{ servers: 'nats://n', subjectPrefix: 'pin.*' }, 'subjectPrefix', 'no wildcards'],
     [{ servers: 'nats://n', subjectPrefix: 'pin..eu' }, 'subjectPrefix', 'got "pin..eu"'],
     [{ servers: 'nats://n', subjectPrefix: 'pin ' }, 'subjectPrefix', 'got "pin "'],
+    [{ servers: 'nats://n', subjectPrefix: 'eu pin' }, 'subjectPrefix', 'got "eu pin"'],
     [{ servers: 'nats://n', stream: 'a.b' }, 'stream', 'must be a JetStream stream name'],
     [
       { servers: 'nats://n', ackTimeoutMs: 0 },
       'ackTimeoutMs',
       'must be an integer from 1 to 600000; got 0',
     ],
+    [
+      { servers: 'nats://n', connectTimeoutMs: 600_001 },
+      'connectTimeoutMs',
+      'must be an integer from 1 to 600000; got 600001',
+    ],
     [{ servers: 'nats://n', subject: 'x' }, 'subject', 'is not a known option (a typo?)'],
     [
       { servers: 'nats://n', createStream: true },
       'createStream',
-      'needs the stream option: the name of the stream to create',
+      'needs the stream option: the name of the stream to create; got true',
     ],
     [
       { servers: 'nats://n', stream: 'S', createStream: true, verifyAtStart: false },
       'createStream',
-      'needs verifyAtStart',
+      'needs verifyAtStart: the stream is created by the check at start; got true',
     ],
+    [{ servers: 'nats://n', verifyAtStart: 'no' }, 'verifyAtStart', 'must be a boolean; got "no"'],
+    [{ servers: 'nats://n', name: '' }, 'name', 'must be a non-empty string; got ""'],
+    [{ servers: 'nats://n', name: '   ' }, 'name', 'must be a non-empty string; got "   "'],
+    [{ servers: 'nats://n', name: 42 }, 'name', 'must be a non-empty string; got 42'],
     [{ servers: 'nats://n', createStream: 'yes' }, 'createStream', 'must be a boolean; got "yes"'],
   ])('refuses %j naming the option, never a password', (options, option, message) => {
     let thrown: unknown;
@@ -67,6 +87,87 @@ describe('NatsJetStreamOutboxPublisher options', () => {
     expect((thrown as Error).message).toContain(`NatsJetStreamOutboxPublisher option "${option}"`);
     expect((thrown as Error).message).toContain(message);
     expect((thrown as Error).message).not.toContain('secret');
+  });
+
+  it.each([
+    ['null', null, 'null'],
+    ['an array', ['nats://n'], '["nats://n"]'],
+    ['a bare URL', 'nats://n', '"nats://n"'],
+  ])('refuses options that are %s, not an object', (_label, raw, shown) => {
+    expect(() => resolveNatsPublisherOptions(raw)).toThrow(
+      new InvalidOutboxPublisherOptionsError(
+        'NatsJetStreamOutboxPublisher',
+        'options',
+        shown,
+        'must be an object with at least servers',
+      ),
+    );
+  });
+
+  it('takes every option given, and defaults those not given', () => {
+    expect(resolveNatsPublisherOptions({ servers: 'nats://n' })).toMatchObject({
+      servers: ['nats://n'],
+      subjectPrefix: null,
+      stream: null,
+      name: 'pin-notifications-outbox',
+      connectTimeoutMs: 5_000,
+      ackTimeoutMs: 5_000,
+      verifyAtStart: true,
+      createStream: false,
+      relayEnabled: true,
+    });
+    expect(
+      resolveNatsPublisherOptions({
+        servers: ['nats://a:4222'],
+        subjectPrefix: 'eu.pin',
+        stream: 'PIN_OUTBOX-1',
+        name: 'billing-outbox',
+        connectTimeoutMs: 2_000,
+        ackTimeoutMs: 3_000,
+        verifyAtStart: true,
+        createStream: true,
+        outboxRelay: { enabled: true },
+      }),
+    ).toMatchObject({
+      servers: ['nats://a:4222'],
+      subjectPrefix: 'eu.pin',
+      stream: 'PIN_OUTBOX-1',
+      name: 'billing-outbox',
+      connectTimeoutMs: 2_000,
+      ackTimeoutMs: 3_000,
+      verifyAtStart: true,
+      createStream: true,
+      relayEnabled: true,
+    });
+  });
+
+  it('takes a server URL with or without the trailing slash, and the limits of the timeouts', () => {
+    expect(
+      resolveNatsPublisherOptions({
+        servers: ['nats://a:4222', 'nats://b:4222/'],
+        connectTimeoutMs: 1,
+        ackTimeoutMs: 600_000,
+      }),
+    ).toMatchObject({
+      servers: ['nats://a:4222', 'nats://b:4222/'],
+      connectTimeoutMs: 1,
+      ackTimeoutMs: 600_000,
+    });
+  });
+
+  it('lets the check at start be turned off when no stream is to be created', () => {
+    expect(
+      resolveNatsPublisherOptions({ servers: 'nats://n', verifyAtStart: false }),
+    ).toMatchObject({ verifyAtStart: false, createStream: false });
+  });
+
+  it('knows the relay is off only when its options say enabled: false', () => {
+    const relayEnabled = (outboxRelay: unknown): boolean =>
+      resolveNatsPublisherOptions({ servers: 'nats://n', outboxRelay }).relayEnabled;
+    expect(relayEnabled(undefined)).toBe(true);
+    expect(relayEnabled({})).toBe(true);
+    expect(relayEnabled({ enabled: true })).toBe(true);
+    expect(relayEnabled({ enabled: false })).toBe(false);
   });
 
   it('derives the duplicate window a stream must keep from the relay options it is given', () => {

@@ -52,7 +52,8 @@ function parseHttpDate(text: string, nowMs: number): number | null {
   match = ASCTIME_DATE.exec(text);
   if (match) {
     const [, month, day, hours, minutes, seconds, year] = match;
-    return utc(Number(year), month, Number(day.trim()), hours, minutes, seconds);
+    // A one-digit day comes space-padded (" 1"); Number ignores the space.
+    return utc(Number(year), month, Number(day), hours, minutes, seconds);
   }
   return null;
 }

@@ -21,11 +21,23 @@ describe('webhookResponseError', () => {
     expect(error.code).toBe(`http_${status}`);
   });
 
-  it.each([301, 302, 303, 307, 308])('%p (a redirect, not followed) → non-retriable', (status) => {
-    const error = webhookResponseError(status, null, NOW);
-    expect(error).toBeInstanceOf(NonRetriableDeliveryError);
-    expect(error.message).toContain('redirect');
-  });
+  it.each([300, 301, 302, 303, 307, 308, 399])(
+    '%p (a redirect, not followed) → non-retriable',
+    (status) => {
+      const error = webhookResponseError(status, null, NOW);
+      expect(error).toBeInstanceOf(NonRetriableDeliveryError);
+      expect(error.message).toContain('redirect');
+    },
+  );
+
+  it.each([100, 204, 299])(
+    '%p (not an error fetch hands over) → retriable: a guess must not fail the row',
+    (status) => {
+      const error = webhookResponseError(status, null, NOW);
+      expect(error).toBeInstanceOf(RetriableDeliveryError);
+      expect(error.message).toBe(`webhook answered HTTP ${status}`);
+    },
+  );
 
   it('429 → throttled with the Retry-After delay', () => {
     const error = webhookResponseError(429, '30', NOW);
@@ -54,6 +66,17 @@ describe('webhookResponseError', () => {
     expect(error).toBeInstanceOf(RetriableDeliveryError);
   });
 
+  it.each([
+    [500, RetriableDeliveryError],
+    [502, RetriableDeliveryError],
+    [408, RetriableDeliveryError],
+    [400, NonRetriableDeliveryError],
+  ])('%p with a Retry-After is not throttled: only 429 and 503 pace us', (status, kind) => {
+    const error = webhookResponseError(status, '5', NOW);
+    expect(error).toBeInstanceOf(kind);
+    expect(error).not.toBeInstanceOf(ThrottledDeliveryError);
+  });
+
   it.each([301, 400, 404, 409, 429, 500, 503])(
     '%p: the error carries the status, which the worker stores before the text',
     (status) => {
@@ -67,5 +90,8 @@ describe('webhookResponseError', () => {
     expect(webhookResponseError(429, '5', NOW).message).toBe(
       'webhook answered HTTP 429 (retry after 5000 ms)',
     );
+    // No usable Retry-After: no "(retry after …)" at all.
+    expect(webhookResponseError(429, null, NOW).message).toBe('webhook answered HTTP 429');
+    expect(webhookResponseError(429, 'later', NOW).message).toBe('webhook answered HTTP 429');
   });
 });
