@@ -104,7 +104,8 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
     // Every instance up again before the next test: a completed cycle recorded recently.
     await until(
       async () =>
-        ((await a.workerHealth.health()).healthy && (await b.workerHealth.health()).healthy) || undefined,
+        ((await a.workerHealth.health()).healthy && (await b.workerHealth.health()).healthy) ||
+        undefined,
       10_000,
     );
   });
@@ -250,7 +251,11 @@ describe('observability: health across instances (real PostgreSQL, the schedule 
       await locker.query('LOCK TABLE distributed_locks IN ACCESS EXCLUSIVE MODE');
 
       const started = Date.now();
-      const views = await Promise.all([a.workerHealth.health(), a.workerHealth.health(), a.workerHealth.health()]);
+      const views = await Promise.all([
+        a.workerHealth.health(),
+        a.workerHealth.health(),
+        a.workerHealth.health(),
+      ]);
 
       expect(Date.now() - started).toBeLessThan(1_500);
       for (const view of views) {

@@ -41,7 +41,8 @@ export async function idleTimeoutsAtRowLocks(run: () => Promise<unknown>): Promi
   const settings: string[] = [];
   await withQueryHook(async (text, send) => {
     // The row lock, not the lease acquire (which skips a locked lease row the same way).
-    if (text === undefined || !/FROM notifications\b[\s\S]*FOR UPDATE SKIP LOCKED/.test(text)) return;
+    if (text === undefined || !/FROM notifications\b[\s\S]*FOR UPDATE SKIP LOCKED/.test(text))
+      return;
     const { rows } = await send(IDLE_TIMEOUT_SETTING_SQL);
     settings.push(String(rows[0]?.setting));
   }, run);
