@@ -13,6 +13,7 @@ import {
   outboxEvents,
   readNotification,
 } from './support/fixtures';
+import { signInToAdmin, type AdminSession } from './support/admin-sign-in';
 import { startHostApp, type HostTestApp } from './support/host-test-app';
 import { claimRow, insertTerminal, operatorActions } from './support/operations-fixtures';
 import { ScriptedProviderAdapter } from './support/scripted-provider-adapter';
@@ -20,24 +21,7 @@ import { createTestDatabase, type TestDatabase } from './support/test-database';
 
 const TOKEN = 'test-admin-token-0123456789abcdef';
 
-/** A session as the login form gives a browser: its cookies and the CSRF token. */
-async function signIn(baseUrl: string): Promise<{ cookie: string; csrf: string }> {
-  const response = await fetch(`${baseUrl}/admin/login`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'sec-fetch-site': 'same-origin',
-    },
-    body: new URLSearchParams({ token: TOKEN }),
-    redirect: 'manual',
-  });
-  expect(response.status).toBe(303);
-  const cookies = response.headers.getSetCookie().map((c) => c.split(';')[0]);
-  const csrf = decodeURIComponent(
-    (cookies.find((c) => c.startsWith('pin_admin_csrf=')) ?? '').slice('pin_admin_csrf='.length),
-  );
-  return { cookie: cookies.join('; '), csrf };
-}
+const signIn = (baseUrl: string): Promise<AdminSession> => signInToAdmin(baseUrl, TOKEN);
 
 describe('admin API and page: access and cross-site protection (host app, real PostgreSQL)', () => {
   let db: TestDatabase;

@@ -1,4 +1,5 @@
 import { insertChannel } from './support/fixtures';
+import { signInToAdmin } from './support/admin-sign-in';
 import { startHostApp, type HostTestApp } from './support/host-test-app';
 import { insertTerminal, operatorActions } from './support/operations-fixtures';
 import { ScriptedProviderAdapter } from './support/scripted-provider-adapter';
@@ -6,22 +7,8 @@ import { createTestDatabase, type TestDatabase } from './support/test-database';
 
 const TOKEN = 'console-admin-token-0123456789abc';
 
-async function signIn(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/admin/login`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'sec-fetch-site': 'same-origin',
-    },
-    body: new URLSearchParams({ token: TOKEN }),
-    redirect: 'manual',
-  });
-  expect(response.status).toBe(303);
-  return response.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-}
+const signIn = async (baseUrl: string): Promise<string> =>
+  (await signInToAdmin(baseUrl, TOKEN)).cookie;
 
 describe('operator console pages (host app, real PostgreSQL)', () => {
   let db: TestDatabase;
