@@ -98,6 +98,9 @@ describe.each<{ preparedStatements: PreparedStatementsOption; label: string }>([
             'nr_count_waiting_rows',
             'nr_count_failed_backlog',
             'nr_release_lease',
+            'nr_paused_channel_keys',
+            'nr_record_cycle',
+            'nr_delete_expired_cycles',
           ]),
         );
       } else {
