@@ -149,3 +149,37 @@ describe('operator console pages (host app, real PostgreSQL)', () => {
     expect(await limited.text()).toMatch(/too many failed sign-in attempts/);
   });
 });
+
+describe('the sign-in limit covers Bearer tokens too (host app, real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let host: HostTestApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    host = await startHostApp({
+      databaseUrl: db.url,
+      retryWorker: { enabled: false, concurrency: 1 },
+      adapters: [ScriptedProviderAdapter],
+      admin: { token: TOKEN, signInLimit: { maxFailures: 3, windowMs: 60_000 } },
+    });
+  });
+
+  afterAll(async () => {
+    await host?.close();
+    await db?.drop();
+  });
+
+  it('answers wrong Bearer guesses 401 until the budget is used, then 429 with Retry-After, even for the right token', async () => {
+    const call = (token: string) =>
+      fetch(`${host.baseUrl}/admin/api/status`, { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 3; i++) {
+      const wrong = await call(`wrong-token-number-${i}-xxxxxxxxxxxx`);
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('cache-control')).toBe('no-store');
+    }
+    const limited = await call(TOKEN);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+  });
+});

@@ -10,6 +10,7 @@ import {
 import { parsePositiveInteger } from '@pin/notifications-retry/ops-cli';
 import { AdminAuth, type AdminPrincipal } from './admin-auth';
 import { adminErrorStatus } from './admin-error-status';
+import { SignInLimitedError } from './sign-in-limited.error';
 import { readFilter } from './admin-filter';
 import { AdminNotFoundError } from './admin-request-errors';
 import { ChannelOverview } from './channel-overview';
@@ -266,10 +267,16 @@ export class AdminApiController {
     response: Response,
     handle: (principal: AdminPrincipal) => Promise<unknown>,
   ): Promise<void> {
+    // Answers name rows and operators: never cached, never sniffed as anything but JSON.
+    response.setHeader('Cache-Control', 'no-store');
+    response.setHeader('X-Content-Type-Options', 'nosniff');
     try {
       const principal = await this.auth.authenticate(request, response);
       response.status(200).json(await handle(principal));
     } catch (error) {
+      if (error instanceof SignInLimitedError) {
+        response.setHeader('Retry-After', String(error.retryAfterSeconds));
+      }
       const status = adminErrorStatus(error);
       if (status === null) {
         this.logger.error({

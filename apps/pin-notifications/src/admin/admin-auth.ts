@@ -128,7 +128,11 @@ export class AdminAuth {
       throw new AdminUnauthorizedError('the admin page is off');
     const authorization = request.headers.authorization;
     if (authorization?.startsWith('Bearer ')) {
+      // A Bearer guess is a sign-in attempt like the form's: the same budget per client address.
+      const client = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+      this.signInLimiter.check(client);
       if (!sameText(authorization.slice('Bearer '.length), this.settings.token)) {
+        this.signInLimiter.recordFailure(client);
         throw new AdminUnauthorizedError('wrong admin token');
       }
       return { actor: 'admin:token', via: 'bearer', boundCsrf: null, pageCsrf: '' };
