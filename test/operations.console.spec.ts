@@ -270,6 +270,23 @@ describe('operations for the console: browser and discard (real PostgreSQL)', ()
       ]);
     });
 
+    it('shows a provider message id that echoes the row (written by another writer) as [redacted], a plain one as it is', async () => {
+      const [echoing, plain] = await insertStateRows(ds, 2, {
+        status: 'Sent',
+        attempts: 1,
+        address: 'jane.secret@example.com',
+      });
+      await ds.query(`UPDATE notifications SET provider_message_id = $2 WHERE id = $1`, [
+        echoing,
+        'msg-for-jane.secret@example.com',
+      ]);
+      await ds.query(`UPDATE notifications SET provider_message_id = 'msg-0042' WHERE id = $1`, [
+        plain,
+      ]);
+      expect((await browser.get(echoing))!.providerMessageId).toBe('[redacted]');
+      expect((await browser.get(plain))!.providerMessageId).toBe('msg-0042');
+    });
+
     it('returns null for an unknown id and refuses one that is not a UUID', async () => {
       expect(await browser.get('00000000-0000-4000-8000-000000000000')).toBeNull();
       await expect(browser.get('nope')).rejects.toMatchObject({ option: 'id' });

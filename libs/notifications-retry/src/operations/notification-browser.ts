@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { InjectNotificationsRetryDataSource } from '../persistence/notifications-retry-data-source';
 import { SqlRunner } from '../persistence/sql-runner';
 import type { BoundStatement } from '../persistence/sql/sql-statement';
+import { containsPersonalData } from '../privacy/contains-personal-data';
 import { redactStoredCode, redactStoredError } from '../privacy/redact-stored-error';
 import type { AttemptHistoryEntry } from '../vocabulary/attempt-history-entry';
 import { readAttemptHistory } from './attempt-history';
@@ -224,7 +225,12 @@ export class NotificationBrowser {
       sentAt: row.sentAt,
       scheduledAt: row.scheduledAt,
       nextAttemptAt: row.nextAttemptAt,
-      providerMessageId: row.providerMessageId,
+      // The worker stores ids that echo the row hashed; another writer of the row may not have.
+      providerMessageId:
+        row.providerMessageId !== null &&
+        containsPersonalData(row.providerMessageId, values, { shapes: false })
+          ? '[redacted]'
+          : row.providerMessageId,
       errorMessage: error.message,
       eventSequence: row.eventSequence,
       history: readAttemptHistory(row.attemptHistory, values),
