@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import {
   ChannelPauses,
   DISCARD_STATES,
+  MAX_RECENT_CYCLE_LIMIT,
   NOTIFICATION_LIST_STATES,
   OUTBOX_LIST_STATES,
   OperationsStatus,
@@ -294,7 +295,8 @@ export class AdminPageController {
       { section: 'cycles', template: 'cycles', title: 'Cycles' },
       async () => {
         const hours = readHours(query);
-        const cycles = await this.operations.cycles.list({ hours });
+        // Every cycle of the window the chart covers, up to the library's cap (two days at one a minute).
+        const cycles = await this.operations.cycles.list({ hours, limit: MAX_RECENT_CYCLE_LIMIT });
         return { hours, cycles: cycles.slice(0, PAGE_SIZE), series: cycleSeries(cycles) };
       },
     );
