@@ -1,4 +1,4 @@
-import { insertChannel } from './support/fixtures';
+import { insertChannel, insertNotification, readNotification } from './support/fixtures';
 import { signInToAdmin } from './support/admin-sign-in';
 import { startHostApp, type HostTestApp } from './support/host-test-app';
 import { insertTerminal, operatorActions } from './support/operations-fixtures';
@@ -127,6 +127,59 @@ describe('operator console pages (host app, real PostgreSQL)', () => {
       });
     }
     expect(await operatorActions(host.dataSource)).toEqual([]);
+  });
+
+  it('a bulk discard that would end more rows than its dry run showed is refused: 409, nothing discarded', async () => {
+    const { cookie, csrf } = await signInToAdmin(host.baseUrl, TOKEN);
+    const retrying = () =>
+      insertNotification(host.dataSource, {
+        channel: 'email',
+        status: 'Failed',
+        attempts: 1,
+        nextAttemptAt: new Date(Date.now() + 3_600_000),
+      });
+    const shown = await retrying();
+    const dryRun = await fetch(
+      `${host.baseUrl}/admin/bulk?action=discard&channel=email&state=retrying`,
+      {
+        headers: { cookie },
+      },
+    );
+    const previewed = /name="previewed" value="(\d+)"/.exec(await dryRun.text())?.[1];
+    expect(previewed).toBe('1');
+    // A row of the filter that arrived after the dry run.
+    const arrived = await retrying();
+    const confirm = (rows: string) =>
+      fetch(`${host.baseUrl}/admin/bulk`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'sec-fetch-site': 'same-origin',
+          cookie,
+        },
+        body: new URLSearchParams({
+          _csrf: csrf,
+          action: 'discard',
+          channel: 'email',
+          state: 'retrying',
+          reason: 'spam campaign',
+          previewed: rows,
+        }),
+        redirect: 'manual',
+      });
+    expect((await confirm(previewed!)).status).toBe(409);
+    for (const id of [shown, arrived]) {
+      expect((await readNotification(host.dataSource, id)).last_error_code).not.toBe(
+        'operator_discarded',
+      );
+    }
+    // Confirmed for what matches now, it goes ahead.
+    expect((await confirm('2')).status).toBe(303);
+    for (const id of [shown, arrived]) {
+      expect((await readNotification(host.dataSource, id)).last_error_code).toBe(
+        'operator_discarded',
+      );
+    }
   });
 
   it('limits failed sign-ins per client address: 429 with Retry-After, even for the right token', async () => {

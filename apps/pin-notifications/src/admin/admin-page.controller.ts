@@ -3,9 +3,11 @@ import type { Request, Response } from 'express';
 import {
   ChannelPauses,
   DISCARD_STATES,
+  InvalidOperationInputError,
   MAX_RECENT_CYCLE_LIMIT,
   NOTIFICATION_LIST_STATES,
   OUTBOX_LIST_STATES,
+  OperationRefusedError,
   OperationsStatus,
   TerminalRedrive,
 } from '@pin/notifications-retry';
@@ -221,10 +223,18 @@ export class AdminPageController {
           notice: `Redriven ${result.redriven} row(s) (audit ${result.actionId ?? '-'}).`,
         };
       }
-      const result = await this.operations.discard.discard(
-        readDiscardFilter(body),
-        this.operator(principal, body),
-      );
+      // A filter matches what arrives after its dry run too: a discard ends rows for good, so it
+      // goes ahead only if it would not touch more rows than the operator was shown.
+      const filter = readDiscardFilter(body);
+      const previewed = previewedRows(body);
+      const now = (await this.operations.discard.preview(filter)).rows;
+      if (now > previewed) {
+        throw new OperationRefusedError(
+          'bulk discard',
+          `${now} row(s) match the filter now, ${previewed} were shown in the dry run: run it again`,
+        );
+      }
+      const result = await this.operations.discard.discard(filter, this.operator(principal, body));
       return { to: back, notice: `Discarded ${result.rows} row(s) (audit ${result.actionId}).` };
     });
   }
@@ -520,4 +530,17 @@ function query(fields: Record<string, string | undefined>): string {
   for (const [name, value] of Object.entries(fields)) if (value) params.set(name, value);
   const text = params.toString();
   return text ? `?${text}` : '';
+}
+
+/** The row count the dry run showed, posted back with the confirmation. */
+function previewedRows(body: Fields): number {
+  const text = textField(body, 'previewed');
+  const rows = text === undefined ? Number.NaN : Number(text);
+  if (!Number.isSafeInteger(rows) || rows < 0) {
+    throw new InvalidOperationInputError(
+      'previewed',
+      `must be the row count of the dry run; got ${text === undefined ? 'none' : JSON.stringify(text)}`,
+    );
+  }
+  return rows;
 }
