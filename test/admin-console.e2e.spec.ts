@@ -10,18 +10,22 @@ const TOKEN = 'console-admin-token-0123456789abc';
 const signIn = async (baseUrl: string): Promise<string> =>
   (await signInToAdmin(baseUrl, TOKEN)).cookie;
 
+/** The host app with the console on: a token, a sign-in limit of 3 failures a minute, no worker. */
+const startConsoleHost = (databaseUrl: string): Promise<HostTestApp> =>
+  startHostApp({
+    databaseUrl,
+    retryWorker: { enabled: false, concurrency: 1 },
+    adapters: [ScriptedProviderAdapter],
+    admin: { token: TOKEN, signInLimit: { maxFailures: 3, windowMs: 60_000 } },
+  });
+
 describe('operator console pages (host app, real PostgreSQL)', () => {
   let db: TestDatabase;
   let host: HostTestApp;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    host = await startHostApp({
-      databaseUrl: db.url,
-      retryWorker: { enabled: false, concurrency: 1 },
-      adapters: [ScriptedProviderAdapter],
-      admin: { token: TOKEN, signInLimit: { maxFailures: 3, windowMs: 60_000 } },
-    });
+    host = await startConsoleHost(db.url);
     await insertChannel(host.dataSource, { key: 'email' });
     await insertTerminal(host.dataSource, {
       channel: 'email',
@@ -209,12 +213,7 @@ describe('the sign-in limit covers Bearer tokens too (host app, real PostgreSQL)
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    host = await startHostApp({
-      databaseUrl: db.url,
-      retryWorker: { enabled: false, concurrency: 1 },
-      adapters: [ScriptedProviderAdapter],
-      admin: { token: TOKEN, signInLimit: { maxFailures: 3, windowMs: 60_000 } },
-    });
+    host = await startConsoleHost(db.url);
   });
 
   afterAll(async () => {

@@ -28,6 +28,16 @@ describe('late provider answers (real PostgreSQL)', () => {
     ({ app, ds } = t);
   });
 
+  /** The e-mail channel with a 100 ms timeout and no backoff: a row written off is due again at once. */
+  const insertZeroBackoffChannel = (maxAttempts: number) =>
+    insertChannel(ds, {
+      key: 'email',
+      maxAttempts,
+      timeoutMs: 100,
+      backoffKind: 'Fixed',
+      backoffBaseMs: 0,
+      backoffMaxMs: null,
+    });
   it('records a success that comes 500 ms after a 300 ms timeout on the last attempt as Sent, once, with no alert', async () => {
     await insertChannel(ds, { key: 'email', maxAttempts: 3, timeoutMs: 300 });
     const id = await insertNotification(ds, {
@@ -72,14 +82,7 @@ describe('late provider answers (real PostgreSQL)', () => {
 
   it('never starts a second call for a notification while its previous call is still running, and records that call’s late success', async () => {
     // Zero backoff: after the first attempt is written off as a timeout, the row is due again at once.
-    await insertChannel(ds, {
-      key: 'email',
-      maxAttempts: 5,
-      timeoutMs: 100,
-      backoffKind: 'Fixed',
-      backoffBaseMs: 0,
-      backoffMaxMs: null,
-    });
+    await insertZeroBackoffChannel(5);
     const id = await insertNotification(ds, {
       status: 'Failed',
       attempts: 1,
@@ -119,14 +122,7 @@ describe('late provider answers (real PostgreSQL)', () => {
   }, 30_000);
 
   it('never ends a row terminal on a call still unanswered after the margin: it is deferred, and its late success is recorded with the attempt counted once', async () => {
-    await insertChannel(ds, {
-      key: 'email',
-      maxAttempts: 1,
-      timeoutMs: 100,
-      backoffKind: 'Fixed',
-      backoffBaseMs: 0,
-      backoffMaxMs: null,
-    });
+    await insertZeroBackoffChannel(1);
     const id = await insertNotification(ds, {
       status: 'Pending',
       scheduledAt: minutesAgo(app.clock.now(), 1),
@@ -181,14 +177,7 @@ describe('late provider answers (real PostgreSQL)', () => {
       },
     });
     await app.reset();
-    await insertChannel(ds, {
-      key: 'email',
-      maxAttempts: 5,
-      timeoutMs: 100,
-      backoffKind: 'Fixed',
-      backoffBaseMs: 0,
-      backoffMaxMs: null,
-    });
+    await insertZeroBackoffChannel(5);
     const id = await insertNotification(ds, {
       status: 'Failed',
       attempts: 1,
