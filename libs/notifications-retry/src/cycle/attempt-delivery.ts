@@ -6,6 +6,7 @@ import { isPlainErrorCode } from '../privacy/redact-stored-error';
 import { containsPersonalData } from '../privacy/contains-personal-data';
 import { redactPersonalData } from '../privacy/redact-personal-data';
 import type { AttemptOutcome } from '../vocabulary/attempt-outcome';
+import type { CycleInterrupt } from './cycle-interrupt';
 
 /** The adapter did not answer within the channel timeout: its signal has fired. */
 class ProviderTimeout extends Error {}
@@ -112,7 +113,7 @@ export async function attemptDelivery(
   adapter: ProviderAdapter,
   message: OutgoingNotification,
   timeoutMs: number,
-  interrupt?: AbortSignal,
+  interrupt?: AbortSignal | CycleInterrupt,
   settle: SettleOptions = {},
 ): Promise<AttemptOutcome> {
   if (interrupt?.aborted) return { kind: 'interrupted', errorCode: 'worker_interrupted' };
@@ -124,7 +125,7 @@ export async function attemptDelivery(
   let writtenOff: LateSuccess['writtenOffAs'] | null = null;
   let timeoutTimer: NodeJS.Timeout | undefined;
   let settleTimer: NodeJS.Timeout | undefined;
-  let onInterrupt: (() => void) | undefined;
+  let unsubscribe: (() => void) | undefined;
 
   const cutOff = new Promise<never>((_, reject) => {
     timeoutTimer = setTimeout(() => {
@@ -139,12 +140,12 @@ export async function attemptDelivery(
         ),
       );
     }, timeoutMs + settleMarginMs);
-    onInterrupt = (): void => {
+    const onInterrupt = (): void => {
       writtenOff ??= 'interrupted';
       controller.abort(interrupt?.reason);
       reject(new WorkerInterrupt('provider call interrupted by the worker'));
     };
-    interrupt?.addEventListener('abort', onInterrupt, { once: true });
+    unsubscribe = interrupt && subscribe(interrupt, onInterrupt);
   });
   // The losing side of the race must not surface as an unhandled rejection.
   cutOff.catch(() => undefined);
@@ -223,8 +224,15 @@ export async function attemptDelivery(
   } finally {
     clearTimeout(timeoutTimer);
     clearTimeout(settleTimer);
-    if (onInterrupt) interrupt?.removeEventListener('abort', onInterrupt);
+    unsubscribe?.();
   }
+}
+
+/** Told once when the worker's interrupt fires; returns the unsubscribe. */
+function subscribe(interrupt: AbortSignal | CycleInterrupt, listener: () => void): () => void {
+  if (!(interrupt instanceof AbortSignal)) return interrupt.subscribe(listener);
+  interrupt.addEventListener('abort', listener, { once: true });
+  return () => interrupt.removeEventListener('abort', listener);
 }
 
 /** The result's message id, or null when it has none a Sent row could carry. */

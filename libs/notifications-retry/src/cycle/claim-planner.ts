@@ -7,6 +7,7 @@ import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-option
 import type { CycleStopReason } from '../vocabulary/cycle-report';
 import { ChannelPacer, spacingMs } from './channel-pacer';
 import type { ResolvedChannels } from './channel-resolver';
+import { ClaimAhead } from './claim-ahead';
 import { ClaimRetry } from './claim-retry';
 import type { ClaimedRow } from './claimed-row';
 import type { CycleState, EligibleChannel } from './cycle-state';
@@ -36,6 +37,13 @@ const RATE_DEADLINE_MARGIN_MS = 50;
  * a little before the database does) is left out of the cycle's claims.
  */
 const LAPSING_CLAIM_MARGIN_MS = 1_000;
+/**
+ * A busy cycle claims ahead the rows its calls free within this long (at
+ * their recent pace), up to this share of the call slots: enough to cover a
+ * claim's round trip, short enough that no claimed row waits long.
+ */
+const CLAIM_AHEAD_MS = 100;
+const CLAIM_AHEAD_SHARE = 0.5;
 /** The claim to send now, if any, and when one may be worth sending next. */
 export interface ClaimPlan {
   readonly claim: { readonly channels: ChannelClaim[]; readonly limit: number } | null;
@@ -62,6 +70,11 @@ export class ClaimPlanner {
   /** A fresh record of one cycle's claims failing in a row. */
   retries(): ClaimRetry {
     return new ClaimRetry(this.random);
+  }
+
+  /** A fresh estimate of how many rows one cycle claims ahead of its free call slots. */
+  claimAhead(): ClaimAhead {
+    return new ClaimAhead(Math.ceil(this.options.concurrency * CLAIM_AHEAD_SHARE), CLAIM_AHEAD_MS);
   }
 
   /** The cycle's queue of claimed rows, dispatched by channel limits, pace and circuit. */

@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { trace } from '@opentelemetry/api';
 import { Clock } from '../clock/clock';
@@ -63,8 +62,6 @@ export class CycleStarter {
       run.started + this.options.maxCycleDurationMs,
       leaseEnds,
     );
-    // Every provider call in flight listens on it: more than Node's default of 10 is expected.
-    setMaxListeners(this.options.concurrency + 10, cycle.interrupt.signal);
     this.reporter.cycleStarted(cycle);
     return cycle;
   }

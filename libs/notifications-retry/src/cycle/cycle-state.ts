@@ -6,6 +6,7 @@ import type { ProviderAdapter } from '../providers/provider-adapter';
 import type { CycleCounts, CycleStopReason } from '../vocabulary/cycle-report';
 import type { LeaseLossCause } from './lease-loss';
 import type { OutcomeWriter } from './outcome-writer';
+import { CycleInterrupt } from './cycle-interrupt';
 import { TimingTally } from './timing-tally';
 
 /** A channel taking part in the cycle, with the adapter that sends for it. */
@@ -28,7 +29,7 @@ export class CycleState {
   };
   readonly timings = { claim: new TimingTally(), settle: new TimingTally() };
   /** Cuts provider calls in flight: shutdown grace over, or the lease lost. */
-  readonly interrupt = new AbortController();
+  readonly interrupt = new CycleInterrupt();
   /** Rows claimed so far (a cycle claims `batchSize` at most, unless draining). */
   claimed = 0;
   maxLagMs = 0;

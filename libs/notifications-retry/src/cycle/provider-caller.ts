@@ -103,7 +103,7 @@ export class ProviderCaller {
               attempts: row.attempts,
             },
             channel.config.timeoutMs,
-            cycle.interrupt.signal,
+            cycle.interrupt,
             {
               settleMarginMs: this.settleMarginMs(row, channel),
               onCallStarted: (settled) => {

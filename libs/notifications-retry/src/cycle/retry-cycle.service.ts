@@ -5,16 +5,15 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import type { CycleReport } from '../vocabulary/cycle-report';
+import { CallSlots } from './call-slots';
 import { ChannelResolver, type ResolvedChannels } from './channel-resolver';
 import { ClaimPlanner, type ClaimPlan } from './claim-planner';
 import type { ClaimRetry } from './claim-retry';
-import type { ClaimedRow } from './claimed-row';
 import { CycleLease } from './cycle-lease';
 import { CycleReporter } from './cycle-reporter';
 import { CycleReports } from './cycle-reports';
 import { CycleStarter, type CycleRun } from './cycle-starter';
-import type { CycleState, EligibleChannel } from './cycle-state';
-import type { DispatchQueue } from './dispatch-queue';
+import type { CycleState } from './cycle-state';
 import { DueRowClaimer, type ClaimResult } from './due-row-claimer';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
 import { RetryWorkerState } from './retry-worker-state';
@@ -178,9 +177,10 @@ export class RetryCycleService implements BeforeApplicationShutdown {
   /**
    * Claim → call → settle until there is nothing more to do. A claim goes out
    * when a tenth of the call slots are free (or none is busy), for no more rows
-   * than can start now; each row then runs on its own (`RowRunner`) and frees
-   * its slot when its outcome is written. Rows claimed but not started when the
-   * cycle stops are handed back.
+   * than can start now plus the few that calls will free while the claim is on
+   * its way (`ClaimAhead`); each row then runs on its own (`RowRunner`) in a
+   * call slot it gives back once its call is decided (`CallSlots`). Rows
+   * claimed but not started when the cycle stops are handed back.
    */
   private async work(
     cycle: CycleState,
@@ -190,7 +190,16 @@ export class RetryCycleService implements BeforeApplicationShutdown {
     const queue = this.planner.queue(channels);
     const wakeup = new Wakeup(stop);
     const retries = this.planner.retries();
-    const running = new Set<Promise<void>>();
+    const slots = new CallSlots(
+      this.options.concurrency,
+      cycle,
+      channels,
+      queue,
+      this.planner.claimAhead(),
+      this.rows,
+      wakeup,
+      stop,
+    );
     const drained = new Set<string>();
     try {
       for (;;) {
@@ -198,11 +207,10 @@ export class RetryCycleService implements BeforeApplicationShutdown {
         else if (performance.now() >= cycle.deadline) cycle.stop('deadline');
         if (cycle.stopReason) break;
 
-        const waitMs = this.startRows(cycle, channels, queue, running, wakeup);
+        const waitMs = slots.fill();
         await this.rows.handBack(cycle, queue.takeDropped(), 'circuit-open');
-        const free = this.options.concurrency - running.size - queue.size;
         const plan: ClaimPlan = retries.ready
-          ? this.planner.next(cycle, channels, queue, drained, running.size, free)
+          ? this.planner.next(cycle, channels, queue, drained, slots.busy, slots.free())
           : { claim: null, nextAt: retries.readyAt };
         if (plan.claim) {
           const claimed = await this.claim(cycle, plan.claim, retries);
@@ -215,7 +223,7 @@ export class RetryCycleService implements BeforeApplicationShutdown {
         }
         // A paced channel's next slot, or a claim to try again, still to come before the deadline.
         const claimInMs = plan.nextAt < cycle.deadline ? plan.nextAt - performance.now() : Infinity;
-        if (running.size === 0 && queue.size === 0 && claimInMs === Infinity) {
+        if (slots.running.size === 0 && queue.size === 0 && claimInMs === Infinity) {
           cycle.stop(this.planner.idleReason(cycle, channels, drained));
           break;
         }
@@ -224,8 +232,9 @@ export class RetryCycleService implements BeforeApplicationShutdown {
         );
       }
     } finally {
+      const closing = slots.close();
       await this.rows.handBack(cycle, queue.takeAll(), cycle.stopReason ?? 'error');
-      await Promise.allSettled(running);
+      await closing;
     }
   }
 
@@ -260,35 +269,5 @@ export class RetryCycleService implements BeforeApplicationShutdown {
       this.reporter.claimFailed(cycle, error, retries.failed(error));
       return null;
     }
-  }
-
-  /**
-   * Starts as many queued rows as slots and channel limits allow. Returns how
-   * long until a queued row may start by its channel's pace (Infinity: only a
-   * finished row can change anything).
-   */
-  private startRows(
-    cycle: CycleState,
-    channels: ResolvedChannels,
-    queue: DispatchQueue<ClaimedRow>,
-    running: Set<Promise<void>>,
-    wakeup: Wakeup,
-  ): number {
-    while (running.size < this.options.concurrency) {
-      const decision = queue.next(performance.now());
-      if (decision.kind === 'wait') return decision.waitMs;
-      if (decision.kind === 'empty') break;
-      const row = decision.row;
-      const channel = channels.eligible.get(row.channel) as EligibleChannel;
-      cycle.running.set(row.id, row.claimedUntil);
-      const task: Promise<void> = this.rows.run(cycle, row, channel).finally(() => {
-        cycle.running.delete(row.id);
-        queue.done(row);
-        running.delete(task);
-        wakeup.notify();
-      });
-      running.add(task);
-    }
-    return Number.POSITIVE_INFINITY;
   }
 }

@@ -32,16 +32,25 @@ export class RowRunner {
 
   /**
    * One row's call and outcome. Never throws: an unexpected error is logged
-   * and the row's claim lapses, which makes it due again.
+   * and the row's claim lapses, which makes it due again. `callEnded` is
+   * told once, as soon as the row needs its call slot no more (its outcome
+   * decided, or no call to make): the slot bounds calls, not writes, so the
+   * next row starts while this one's outcome is written.
    */
-  async run(cycle: CycleState, row: ClaimedRow, channel: EligibleChannel): Promise<void> {
+  async run(
+    cycle: CycleState,
+    row: ClaimedRow,
+    channel: EligibleChannel,
+    callEnded: () => void = () => undefined,
+  ): Promise<void> {
     try {
       // A row that waited in the queue so long that its call's timeout would outlast the claim goes
       // back (a wait shorter than that only shortens how long a late answer is awaited).
       if (performance.now() + channel.config.timeoutMs > row.claimedUntil) {
+        callEnded();
         return await this.handBack(cycle, [row], 'claim-too-short');
       }
-      const call = await this.caller.call(cycle, row, channel);
+      const call = await this.caller.call(cycle, row, channel).finally(callEnded);
       const settlement = settleRow(
         row,
         channel,

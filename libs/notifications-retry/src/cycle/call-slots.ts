@@ -1,0 +1,113 @@
+import { performance } from 'node:perf_hooks';
+import type { ClaimAhead } from './claim-ahead';
+import type { ResolvedChannels } from './channel-resolver';
+import type { ClaimedRow } from './claimed-row';
+import type { CycleState, EligibleChannel } from './cycle-state';
+import type { DispatchQueue } from './dispatch-queue';
+import type { RowRunner } from './row-runner';
+import type { Wakeup } from './wakeup';
+
+/**
+ * One cycle's call slots (DESIGN §3.4: `concurrency` bounds calls in flight,
+ * not outcome writes). A row takes a slot when it starts and gives it back as
+ * soon as its call is decided; the next queued row takes it in the next turn
+ * of the event loop, whatever the cycle's loop is doing then (waiting on a
+ * claim, say), and not inside the answer that freed it: a wave of answers is
+ * one short callback each, and the rows they make room for start together
+ * after it.
+ */
+export class CallSlots {
+  /** Every started row until its outcome is written (or it is handed back). */
+  readonly running = new Set<Promise<void>>();
+  /** Started rows whose call is not decided yet. */
+  private calls = 0;
+  private refill: NodeJS.Immediate | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly concurrency: number,
+    private readonly cycle: CycleState,
+    private readonly channels: ResolvedChannels,
+    private readonly queue: DispatchQueue<ClaimedRow>,
+    private readonly ahead: ClaimAhead,
+    private readonly runner: RowRunner,
+    private readonly wakeup: Wakeup,
+    private readonly stop: AbortSignal,
+  ) {}
+
+  /** Calls in flight. */
+  get busy(): number {
+    return this.calls;
+  }
+
+  /**
+   * Rows a claim may take now: the free slots and what is claimed ahead of
+   * them, less what waits in the queue; never so many that the rows held
+   * (waiting, calling, or being written) pass twice the concurrency while
+   * writes fall behind.
+   */
+  free(): number {
+    const slots = this.concurrency + this.ahead.rows(performance.now()) - this.calls;
+    const held = 2 * this.concurrency - this.running.size;
+    return Math.min(slots, held) - this.queue.size;
+  }
+
+  /**
+   * Starts as many queued rows as slots and channel limits allow. Returns how
+   * long until a queued row may start by its channel's pace (Infinity: only a
+   * finished call can change anything).
+   */
+  fill(): number {
+    while (this.calls < this.concurrency) {
+      const decision = this.queue.next(performance.now());
+      if (decision.kind === 'wait') return decision.waitMs;
+      if (decision.kind === 'empty') break;
+      this.start(decision.row);
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+
+  /** Nothing more starts; resolves when every started row is written or handed back. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.refill) clearImmediate(this.refill);
+    await Promise.allSettled(this.running);
+  }
+
+  private start(row: ClaimedRow): void {
+    const channel = this.channels.eligible.get(row.channel) as EligibleChannel;
+    this.cycle.running.set(row.id, row.claimedUntil);
+    this.calls++;
+    let calling = true;
+    const callEnded = (): void => {
+      if (!calling) return;
+      calling = false;
+      this.calls--;
+      this.queue.done(row);
+      this.ahead.callEnded(performance.now());
+      this.fillSoon();
+      this.wakeup.notify();
+    };
+    const task: Promise<void> = this.runner.run(this.cycle, row, channel, callEnded).finally(() => {
+      callEnded();
+      this.cycle.running.delete(row.id);
+      this.running.delete(task);
+      this.wakeup.notify();
+    });
+    this.running.add(task);
+  }
+
+  private fillSoon(): void {
+    if (this.refill) return;
+    this.refill = setImmediate(() => {
+      this.refill = null;
+      // What the cycle's loop checks before it starts rows.
+      const stopping =
+        this.closed ||
+        this.stop.aborted ||
+        this.cycle.stopReason !== null ||
+        performance.now() >= this.cycle.deadline;
+      if (!stopping) this.fill();
+    });
+  }
+}
