@@ -7,11 +7,11 @@ const frame = (functionName: string, url: string) => ({ functionName, url });
  * A hand-made profile: (root) → runCycle (retry-cycle.service) → settle
  * (settle-row) → pg's query → the socket's write; a metrics call under the
  * settle; a span under a claim; the fake provider; a frame no rule names;
- * V8's idle and GC nodes.
+ * V8's idle, GC and microtask nodes.
  */
 const profile: CpuProfile = {
   nodes: [
-    { id: 1, callFrame: frame('(root)', ''), children: [2, 9, 10, 11, 12] },
+    { id: 1, callFrame: frame('(root)', ''), children: [2, 9, 10, 11, 12, 13] },
     {
       id: 2,
       callFrame: frame(
@@ -54,14 +54,15 @@ const profile: CpuProfile = {
     },
     { id: 11, callFrame: frame('(idle)', '') },
     { id: 12, callFrame: frame('(garbage collector)', '') },
+    { id: 13, callFrame: frame('runMicrotasks', '') },
   ],
-  samples: [3, 3, 4, 5, 6, 8, 7, 2, 9, 10, 11, 11, 11, 12],
+  samples: [3, 3, 4, 5, 6, 8, 7, 2, 9, 10, 11, 11, 11, 12, 13],
 };
 
 describe('CPU profile categories', () => {
   it('classes each sample by the first frame a rule names, leaf first', () => {
     const { samples, total } = classifyProfile(profile);
-    expect(total).toBe(14);
+    expect(total).toBe(15);
     expect(Object.fromEntries([...samples].filter(([, n]) => n > 0))).toEqual({
       // The settle's own frames; the driver's and the socket's under it are the driver's.
       settle: 2,
@@ -74,6 +75,7 @@ describe('CPU profile categories', () => {
       'fake provider': 1,
       other: 1,
       idle: 3,
+      'promise jobs': 1,
       'garbage collector': 1,
     });
   });

@@ -10,6 +10,7 @@ export const CATEGORIES = [
   'settle',
   'fake provider',
   'pg driver',
+  'promise jobs',
   'garbage collector',
   'idle',
   'other',
@@ -101,6 +102,13 @@ const RULES: readonly Rule[] = [
       'node:net',
       'node:internal/stream_base_commons',
     ],
+  },
+  // V8 running the microtask queue between the callbacks (every await resumes through it), and
+  // Node's loop over it: the cost of the promises themselves, which no caller's frame is on.
+  {
+    category: 'promise jobs',
+    functions: ['runMicrotasks'],
+    urls: ['node:internal/process/task_queues'],
   },
   { category: 'garbage collector', functions: ['(garbage collector)'] },
   { category: 'idle', functions: ['(idle)'] },
