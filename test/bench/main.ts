@@ -41,7 +41,8 @@ import type { MemoryDrainResult } from './memory-drain';
 import { renderReport, type MemoryFigures } from './report';
 import { measureRoundTrips } from './round-trip-figures';
 import { SetBasedWriteLimit } from './set-based-write-limit';
-import { measureThroughput, RateHistory, type ThroughputCell } from './throughput';
+import { RateHistory } from './rate-history';
+import { measureThroughput, type ThroughputCell } from './throughput';
 import { Backlog } from './backlog';
 
 /** Everything opened so far, closed in reverse order on the way out (also on Ctrl-C). */

@@ -3,7 +3,8 @@ import type { BenchSystem } from './bench-system';
 import { CpuProfiler } from './cpu-profile';
 import { classifyProfile, type ProfileBreakdown } from './profile-categories';
 import { progress } from './progress';
-import { runRound, type CellRun, type RateHistory, type ThroughputContext } from './throughput';
+import type { RateHistory } from './rate-history';
+import { runRound, type CellRun, type ThroughputContext } from './throughput';
 
 /** Fine enough for a few thousand samples in a 3 s window, coarse enough to cost little. */
 export const SAMPLING_INTERVAL_US = 200;

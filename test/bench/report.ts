@@ -1,6 +1,6 @@
 import type { BenchOptions } from './bench-options';
 import type { BenchSystem } from './bench-system';
-import { cellWindow } from './cell-window';
+import { cellWindow, MIN_WAVES } from './cell-window';
 import type { ClaimLatency } from './claim-latency';
 import type { BenchEnvironment } from './environment';
 import type { MemorySample } from './memory';
@@ -9,7 +9,6 @@ import { CATEGORIES } from './profile-categories';
 import type { ProfiledCell } from './profiled-cell';
 import type { RoundTrips } from './round-trips';
 import { median } from './stats';
-import { MIN_WAVES } from './cell-window';
 import type { CellRun, ThroughputCell } from './throughput';
 
 export interface MemoryFigures {
@@ -244,11 +243,13 @@ function summaryTable({ options, throughput, systems }: BenchResults): string[] 
       `| ${latencyMs} ms | ${fmt(oursRate)} | ${best ? `${fmt(best.rate)} (${LABELS[best.peer.name]})` : 'n/a'} | ${best ? ratio(oursRate, best.rate) : 'n/a'} | ${fmt(oursIdeal)} | ${percent(oursRate, oursIdeal)} |`,
     );
   }
-  lines.push(
-    '',
-    `At 0 ms ours' ideal is the set-based write limit: ours / ideal there is its share of it (${percent(cellMedian(findCell(throughput, 'ours', 0)), cellMedian(findCell(throughput, 'set-write-limit', 0)))}).`,
-    '',
-  );
+  lines.push('');
+  if (options.latencies.includes(0)) {
+    lines.push(
+      `At 0 ms ours' ideal is the set-based write limit: ours / ideal there is its share of it (${percent(cellMedian(findCell(throughput, 'ours', 0)), cellMedian(findCell(throughput, 'set-write-limit', 0)))}).`,
+      '',
+    );
+  }
   return lines;
 }
 

@@ -4,7 +4,7 @@ import type { BenchOptions } from './bench-options';
 import { countDue, countWritten, resetProcessedRows, vacuum } from './bench-database';
 import type { BenchSystem } from './bench-system';
 import type { Backlog } from './backlog';
-import { expectedRate, rowsNeeded, type CellPlan } from './backlog-size';
+import { rowsNeeded, type CellPlan } from './backlog-size';
 import { cellWindow, countRate, MIN_WAVES, rateInWindow } from './cell-window';
 import {
   connectionFigures,
@@ -14,6 +14,7 @@ import {
 } from './connection-sampler';
 import { fakeProvider, timerLatenessPercent, type SleptTally } from './fake-provider';
 import { progress, rssMb, sleep } from './progress';
+import type { RateHistory } from './rate-history';
 import { WindowProbe } from './window-probe';
 
 /** A stop (calls in flight finishing, pools closing) that takes longer is a hang, not a figure. */
@@ -139,36 +140,6 @@ export async function measureThroughput(
     }
   }
   return [...cells.values()];
-}
-
-/** The rates each (system, latency) showed so far, dry runs included: what backlogs are sized by. */
-export class RateHistory {
-  private readonly rates = new Map<string, number[]>();
-
-  record(system: BenchSystem, latencyMs: number, run: CellRun): void {
-    const key = `${system.name}|${latencyMs}`;
-    const rates = this.rates.get(key) ?? [];
-    rates.push(run.rowsPerSec, run.paceRowsPerSec);
-    this.rates.set(key, rates);
-  }
-
-  expected(system: BenchSystem, latencyMs: number): number {
-    const fastestSoFar = Math.max(
-      ...['write-limit', 'set-write-limit'].flatMap((name) =>
-        (this.rates.get(`${name}|0`) ?? []).filter(Number.isFinite),
-      ),
-      Number.NaN,
-    );
-    return expectedRate(
-      {
-        sameCell: this.rates.get(`${system.name}|${latencyMs}`) ?? [],
-        atZeroMs: this.rates.get(`${system.name}|0`) ?? [],
-        fastestSoFar: Number.isFinite(fastestSoFar) ? fastestSoFar : Number.NaN,
-      },
-      latencyMs,
-      system.callsInFlight,
-    );
-  }
 }
 
 function cellPlan(options: BenchOptions, system: BenchSystem, latencyMs: number): CellPlan {
