@@ -31,7 +31,7 @@ export interface BenchResults {
   /** `os.loadavg()` when the run started: 1, 5 and 15 minutes. */
   readonly loadAtStart: readonly number[];
   readonly durationS: number;
-  /** The write limit first, then the systems of `--systems`. */
+  /** The write limits first, then the systems of `--systems`. */
   readonly systems: readonly BenchSystem[];
   readonly throughput: readonly ThroughputCell[];
   /** Ours at 0 ms once more under the CPU profiler, after the rounds; null without ours. */

@@ -15,7 +15,7 @@ import {
 import { fakeProvider, timerLatenessPercent, type SleptTally } from './fake-provider';
 import { progress, rssMb, sleep } from './progress';
 import type { RateHistory } from './rate-history';
-import { WindowProbe } from './window-probe';
+import { WindowProbe, type WindowCost } from './window-probe';
 
 /** A stop (calls in flight finishing, pools closing) that takes longer is a hang, not a figure. */
 const STOP_TIMEOUT_MS = 120_000;
@@ -238,7 +238,7 @@ async function runCell(
     },
     Math.max(0, measureFrom - performance.now()),
   );
-  let cost = probe.close();
+  let cost: WindowCost | null = null;
   try {
     await prepared.start();
     await sleep(Math.max(0, measureTo - performance.now()));
@@ -260,6 +260,8 @@ async function runCell(
     ({ ranDry } = await withinTime(prepared.stop(), STOP_TIMEOUT_MS, `${system.name} stopping`));
   } finally {
     clearTimeout(openWindow);
+    // A cell that failed must not leave a 1 ms timer running through the rest of the process.
+    probe.close();
     samples = await sampler.stop();
   }
   const returned = [...fakeProvider.returned];
@@ -305,10 +307,10 @@ async function runCell(
     connections: connectionFigures(samples, measureFrom, measureTo),
     openMax: samples.length > 0 ? Math.max(...samples.map((s) => s.open)) : Number.NaN,
     windowMs: measureTo - measureFrom,
-    cpuUs: cost.cpuUs,
-    cpuUsPerRow: rowsInWindow > 0 ? cost.cpuUs / rowsInWindow : Number.NaN,
-    eventLoopP50Ms: cost.eventLoopP50Ms,
-    eventLoopP99Ms: cost.eventLoopP99Ms,
+    cpuUs: cost?.cpuUs ?? Number.NaN,
+    cpuUsPerRow: cost && rowsInWindow > 0 ? cost.cpuUs / rowsInWindow : Number.NaN,
+    eventLoopP50Ms: cost?.eventLoopP50Ms ?? Number.NaN,
+    eventLoopP99Ms: cost?.eventLoopP99Ms ?? Number.NaN,
     slept,
     timerLatenessPct: timerLatenessPercent(slept, latencyMs),
   };
