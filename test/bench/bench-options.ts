@@ -37,7 +37,7 @@ const TUNING_KEYS: Record<string, keyof PeerTuning> = {
 };
 
 export interface BenchOptions {
-  /** Due notifications loaded for the throughput cells; also the RSS drain. */
+  /** Due notifications loaded for the throughput cells at the start (the backlog grows to each cell); also the RSS drain. */
   readonly rows: number;
   /** Repetitions of every figure; the table shows the median and the spread. */
   readonly runs: number;
@@ -66,7 +66,8 @@ export const PEER_CALLS_IN_FLIGHT = 2_000;
 
 const USAGE = `npm run bench [-- options]
 
-  --rows N            due notifications for the throughput cells (default 30000)
+  --rows N            due notifications the throughput cells start from (default 30000; the
+                      backlog grows where a cell would use it up) and the RSS drain's size
   --runs N            runs per figure: median and min–max are shown (default 3)
   --budget N          PostgreSQL connections per system, its queue's own included (default 20)
   --latency LIST      fake provider latency in ms (default 0,50,200,1000)

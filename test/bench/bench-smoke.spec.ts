@@ -28,7 +28,7 @@ function rowsAt(table: readonly string[], latency: string): Map<string, string[]
  * nothing.
  */
 describe('npm run bench (smoke, 2,500 rows, 20 ms)', () => {
-  it('prints every system with figures, ideals and connection counts, the claim, round-trip and memory tables', async () => {
+  it('prints every system with figures, ideals, costs and connection counts, the profile, claim, round-trip and memory tables', async () => {
     const { stdout } = await run(
       process.execPath,
       [
@@ -54,22 +54,63 @@ describe('npm run bench (smoke, 2,500 rows, 20 ms)', () => {
     const start = lines.indexOf('### Throughput on a budget of 6 connections');
     expect(start).toBeGreaterThan(-1);
     const table = lines.slice(start + 2, lines.indexOf('', start + 2));
-    expect(table[0]).toContain('| calls in flight | rows/s: median (min–max) | ideal |');
     expect(table[0]).toContain(
-      '| connections in use: mean / max | idle in transaction: mean / max |',
+      '| calls in flight | backlog at start | rows/s: median (min–max) | ideal | share of ideal |',
+    );
+    expect(table[0]).toContain(
+      '| CPU µs per row | event-loop lag p50 / p99, ms | timer lateness | connections in use: mean / max | idle in transaction: mean / max |',
     );
 
-    // The write limit is measured at 0 ms even when only 20 ms is asked for.
-    const writeLimit = rowsAt(table, '0 ms').get('per-row write limit (`pg`)');
-    expect(writeLimit?.[3]).toMatch(/^\d+/);
+    // Both write limits are measured at 0 ms even when only 20 ms is asked for.
+    const at0 = rowsAt(table, '0 ms');
+    expect([...at0.keys()]).toEqual(['per-row write limit (`pg`)', 'set-based write limit (`pg`)']);
+    for (const [system, cells] of at0) {
+      const [, , , backlog, rowsPerSec, , , cpu, lag, lateness] = cells;
+      expect({ system, backlog, rowsPerSec, cpu, lag, lateness }).toEqual({
+        system,
+        backlog: expect.stringMatching(/^\d+(–\d+)?$/),
+        rowsPerSec: expect.stringMatching(/^\d+/),
+        cpu: expect.stringMatching(/^\d+$/),
+        lag: expect.stringMatching(/^\d+\.\d \/ \d+\.\d$/),
+        lateness: '–',
+      });
+      // No cell runs dry: the backlog grows to the fastest (here the set-based limit) first.
+      expect({ system, rowsPerSec }).toEqual({
+        system,
+        rowsPerSec: expect.not.stringContaining('ran dry'),
+      });
+    }
     const at20 = rowsAt(table, '20 ms');
     expect([...at20.keys()]).toEqual(['ours', 'pg-boss', 'graphile-worker']);
     for (const [system, cells] of at20) {
-      const [, , inFlight, rowsPerSec, ideal, share, inUse, idleInTx, open] = cells;
+      const [
+        ,
+        ,
+        inFlight,
+        backlog,
+        rowsPerSec,
+        ideal,
+        share,
+        cpu,
+        lag,
+        lateness,
+        inUse,
+        idleInTx,
+        open,
+      ] = cells;
       expect({ system, inFlight }).toEqual({ system, inFlight: expect.stringMatching(/^\d+$/) });
+      expect({ system, backlog, cpu, lag, lateness }).toEqual({
+        system,
+        backlog: expect.stringMatching(/^\d+$/),
+        cpu: expect.stringMatching(/^\d+$/),
+        lag: expect.stringMatching(/^\d+\.\d \/ \d+\.\d$/),
+        lateness: expect.stringMatching(/^-?\d+\.\d %$/),
+      });
+      // One round, one backlog: every system of it started from the same one.
+      expect(backlog).toBe(at20.get('ours')?.[3]);
       expect({ system, rowsPerSec }).toEqual({
         system,
-        rowsPerSec: expect.stringMatching(/^\d+/),
+        rowsPerSec: expect.stringMatching(/^\d+$/),
       });
       expect({ system, ideal, share }).toEqual({
         system,
@@ -91,6 +132,45 @@ describe('npm run bench (smoke, 2,500 rows, 20 ms)', () => {
     expect(at20.get('graphile-worker')?.[2]).toBe('10');
 
     expect(stdout).toContain('### Ours against the best peer');
+    expect(stdout).toMatch(/\| 20 ms \| \d+ \| \d+ \(\S+\) \| \d+\.\d\d× \| \d+ \| \d+ % \|/);
+
+    // The profiled cell: every part with a share and µs per row, "other" among them.
+    const profileStart = lines.findIndex((l) => l.startsWith("### Where ours' CPU goes at 0 ms"));
+    expect(profileStart).toBeGreaterThan(-1);
+    expect(lines[profileStart + 2]).toMatch(/^\d+ rows\/s over .* \d+ samples/);
+    const parts = new Map(
+      lines
+        .slice(profileStart + 6, lines.indexOf('', profileStart + 6))
+        .map((l) =>
+          l
+            .split('|')
+            .slice(1, -1)
+            .map((c) => c.trim()),
+        )
+        .map(([part, share, us]) => [part, { share, us }]),
+    );
+    for (const part of [
+      'spans',
+      'metrics',
+      'log line',
+      'privacy',
+      'claim',
+      'queue',
+      'call wrapper',
+      'settle',
+      'fake provider',
+      'pg driver',
+      'garbage collector',
+      'other',
+      'all busy',
+    ]) {
+      expect({ part, ...parts.get(part) }).toEqual({
+        part,
+        share: expect.stringMatching(/^\d+ %$/),
+        us: expect.stringMatching(/^\d+\.\d$/),
+      });
+    }
+    expect(parts.get('idle')).toEqual({ share: expect.stringMatching(/^\d+ %$/), us: '–' });
     expect(stdout).toContain('| 300 + 300 of a disabled channel at the head |');
     expect(stdout).toMatch(/\| empty cycle \(nothing due\) \| \d+ \|/);
     expect(stdout).toContain('### Memory');

@@ -14,7 +14,7 @@ export interface PreparedCell {
 
 /** A system the throughput cells run, on the connection budget. */
 export interface BenchSystem {
-  readonly name: SystemName | 'write-limit';
+  readonly name: SystemName | 'write-limit' | 'set-write-limit';
   /** The most provider calls it can have in flight: what the ideal is computed from. */
   readonly callsInFlight: number;
   /** Its pools' sizes added up: the budget. */
@@ -23,6 +23,8 @@ export interface BenchSystem {
   readonly description: string;
   /** Opens and warms its pools (not timed). */
   prepare(): Promise<PreparedCell>;
+  /** Rows added to the backlog (it grows to the cell, throughput.ts): one queue job each, if it queues. */
+  enqueueJobs(ids: readonly string[]): Promise<void>;
   /** After a cell whose processed rows are about to be put back: the queue's jobs for them too. */
   restoreJobs(processedIds: readonly string[]): Promise<void>;
   /** Everything it keeps across cells (none of it open during another system's cell). */

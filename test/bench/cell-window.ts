@@ -1,3 +1,6 @@
+/** Waves of calls (most calls seen in flight ÷ rows/s) a measured window spans at least, up to `--max-window`. */
+export const MIN_WAVES = 6;
+
 /** Warm-up and measured window of a throughput cell, ms. */
 export interface CellWindow {
   readonly warmupMs: number;

@@ -1,5 +1,11 @@
 import { performance } from 'node:perf_hooks';
 
+/** How long a cell's sleeps really took, added up. */
+export interface SleptTally {
+  readonly totalMs: number;
+  readonly count: number;
+}
+
 /**
  * The provider every system calls: succeeds after `latencyMs` (0 = an already
  * resolved promise, no timer). One instance, so all systems see the same
@@ -14,12 +20,16 @@ export const fakeProvider = {
   /** Calls started and not returned yet, and the most seen at once since `startRecording()`. */
   inFlight: 0,
   maxInFlight: 0,
-  /** Per configured latency: total ms actually slept and the number of sleeps. */
-  slept: new Map<number, { totalMs: number; count: number }>(),
+  /**
+   * The sleeps since `startRecording()`: per cell, because how late a timer fires depends on
+   * how busy the system under test keeps the event loop.
+   */
+  slept: { totalMs: 0, count: 0 },
 
   startRecording(): void {
     this.returned = [];
     this.maxInFlight = this.inFlight;
+    this.slept = { totalMs: 0, count: 0 };
   },
 
   async send(notificationId: string): Promise<string> {
@@ -30,10 +40,8 @@ export const fakeProvider = {
       if (latencyMs > 0) {
         const started = performance.now();
         await new Promise((resolve) => setTimeout(resolve, latencyMs));
-        const stats = this.slept.get(latencyMs) ?? { totalMs: 0, count: 0 };
-        stats.totalMs += performance.now() - started;
-        stats.count++;
-        this.slept.set(latencyMs, stats);
+        this.slept.totalMs += performance.now() - started;
+        this.slept.count++;
       }
       this.returned.push(performance.now());
       return `bench-${notificationId}`;
@@ -41,10 +49,10 @@ export const fakeProvider = {
       this.inFlight--;
     }
   },
-
-  /** Mean real duration of the sleeps for a configured latency; NaN if none ran. */
-  meanSleptMs(latencyMs: number): number {
-    const stats = this.slept.get(latencyMs);
-    return stats ? stats.totalMs / stats.count : Number.NaN;
-  },
 };
+
+/** Mean sleep ÷ asked latency − 1, in %: how late the timers fired; NaN at 0 ms or with no sleep. */
+export function timerLatenessPercent(slept: SleptTally, latencyMs: number): number {
+  if (latencyMs <= 0 || slept.count === 0) return Number.NaN;
+  return (slept.totalMs / slept.count / latencyMs - 1) * 100;
+}

@@ -150,6 +150,10 @@ export class GraphileWorkerSystem implements BenchSystem {
     };
   }
 
+  async enqueueJobs(ids: readonly string[]): Promise<void> {
+    await this.withUtils((utils) => enqueue(utils, ids));
+  }
+
   /** Completed jobs are deleted by graphile-worker: one new job per row put back. */
   async restoreJobs(processedIds: readonly string[]): Promise<void> {
     await this.withUtils(async (utils) => {

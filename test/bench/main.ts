@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
  * `npm run bench [-- --latency 200 --runs 1]`: our retry cycle against pg-boss
  * and graphile-worker run as their documentation has a team run them, every
  * system on one connection budget, at provider latencies from 0 to 1 s, beside
- * the per-row write limit through `pg`; plus claim latency, SQL round trips and
+ * the per-row and set-based write limits through `pg`; plus claim latency, SQL round trips and
  * RSS. Progress on stderr, the markdown report on stdout. Not part of
  * `npm test` (a tiny smoke run is). See docs/benchmarks.md.
  */
@@ -35,11 +35,15 @@ import { ourMaxConcurrency } from './our-max-concurrency';
 import { BATCH_SIZE, OursSystem } from './ours-system';
 import { PgBossSystem } from './pg-boss-runner';
 import { progress } from './progress';
+import { profileCell, type ProfiledCell } from './profiled-cell';
 import { RawWriteLimit } from './raw-limit';
 import type { MemoryDrainResult } from './memory-drain';
 import { renderReport, type MemoryFigures } from './report';
 import { measureRoundTrips } from './round-trip-figures';
+import { SetBasedWriteLimit } from './set-based-write-limit';
+import { RateHistory } from './rate-history';
 import { measureThroughput, type ThroughputCell } from './throughput';
+import { Backlog } from './backlog';
 
 /** Everything opened so far, closed in reverse order on the way out (also on Ctrl-C). */
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -60,7 +64,7 @@ async function main(): Promise<void> {
 
   const roundTrips = await measureRoundTrips(server.url, options.runs);
   const claim = await claimLatencies(server, options);
-  const { throughput, memory, systems } = await throughputAndMemory(server, options);
+  const { throughput, memory, systems, profile } = await throughputAndMemory(server, options);
 
   const results = {
     options,
@@ -72,6 +76,7 @@ async function main(): Promise<void> {
     durationS: (performance.now() - started) / 1000,
     systems,
     throughput,
+    profile,
     claim,
     roundTrips,
     memory,
@@ -113,6 +118,7 @@ async function throughputAndMemory(
   throughput: ThroughputCell[];
   memory: MemoryFigures | null;
   systems: readonly BenchSystem[];
+  profile: ProfiledCell | null;
 }> {
   const db = await scratch(server, 'throughput');
   const admin = await connect(db.url);
@@ -162,22 +168,28 @@ async function throughputAndMemory(
     const adminPid = (await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]
       .pid;
     sampler = await ConnectionSampler.open(db.url, [adminPid]);
-    const writeLimit = new RawWriteLimit(db.url, budget);
+    // The set-based limit first: the fastest writer, so in the first round it is the one to run
+    // dry (the backlog is not sized yet), and the round starts again after one cell, not two.
+    const writeLimits = [new SetBasedWriteLimit(db.url, budget), new RawWriteLimit(db.url, budget)];
     const ours = systems.find((s): s is OursSystem => s instanceof OursSystem);
     const memory = ours ? await drainForMemory(db.url, options, ours) : null;
     if (memory) {
       await resetProcessedRows(admin);
       await vacuum(admin, vacuumTables);
     }
-    const throughput = await measureThroughput({
+    const context = {
       admin,
       sampler,
       options,
       systems,
-      writeLimit,
+      writeLimits,
       vacuumTables,
-    });
-    return { throughput, memory, systems: [writeLimit, ...systems] };
+      backlog: new Backlog(admin, options.rows, systems, vacuumTables),
+    };
+    const history = new RateHistory();
+    const throughput = await measureThroughput(context, history);
+    const profile = ours ? await profileCell(context, history, ours) : null;
+    return { throughput, memory, systems: [...writeLimits, ...systems], profile };
   } finally {
     await sampler?.close();
     for (const system of systems) await system.close();

@@ -1,4 +1,4 @@
-import { Injectable, Module, type DynamicModule, type LoggerService } from '@nestjs/common';
+import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +15,7 @@ import {
 } from '../../libs/notifications-retry/src';
 import { BENCH_PROVIDER_KEY } from './bench-database';
 import type { CellResult } from './cell-result';
+import { CountingLogger } from './counting-logger';
 import { fakeProvider } from './fake-provider';
 import { warmPool } from './warm-pool';
 
@@ -32,31 +33,6 @@ class BenchAdaptersModule {}
 
 @Module({})
 class BenchHostModule {}
-
-/**
- * Counts what the library logs and drops it: the per-row log lines are built
- * (their cost is in the figures), but not written to a terminal.
- */
-class CountingLogger implements LoggerService {
-  lines = 0;
-  errors: unknown[] = [];
-  log(): void {
-    this.lines++;
-  }
-  warn(): void {
-    this.lines++;
-  }
-  debug(): void {
-    this.lines++;
-  }
-  verbose(): void {
-    this.lines++;
-  }
-  error(message: unknown): void {
-    this.lines++;
-    if (this.errors.length < 5) this.errors.push(message);
-  }
-}
 
 export interface OurCycleAppOptions {
   readonly url: string;

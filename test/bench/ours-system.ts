@@ -55,6 +55,10 @@ export class OursSystem implements BenchSystem {
     };
   }
 
+  enqueueJobs(): Promise<void> {
+    return Promise.resolve();
+  }
+
   restoreJobs(): Promise<void> {
     return Promise.resolve();
   }

@@ -132,6 +132,10 @@ export class PgBossSystem implements BenchSystem {
     };
   }
 
+  async enqueueJobs(ids: readonly string[]): Promise<void> {
+    await this.withAdminBoss((boss) => enqueue(boss, ids));
+  }
+
   /** Completed jobs are kept by pg-boss: deleted, and one new job per row put back. */
   async restoreJobs(processedIds: readonly string[]): Promise<void> {
     await this.withAdminBoss(async (boss) => {

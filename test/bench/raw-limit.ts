@@ -68,6 +68,10 @@ export class RawWriteLimit implements BenchSystem {
     };
   }
 
+  enqueueJobs(): Promise<void> {
+    return Promise.resolve();
+  }
+
   restoreJobs(): Promise<void> {
     return Promise.resolve();
   }

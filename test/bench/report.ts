@@ -1,14 +1,15 @@
 import type { BenchOptions } from './bench-options';
 import type { BenchSystem } from './bench-system';
-import { cellWindow } from './cell-window';
+import { cellWindow, MIN_WAVES } from './cell-window';
 import type { ClaimLatency } from './claim-latency';
 import type { BenchEnvironment } from './environment';
-import { fakeProvider } from './fake-provider';
 import type { MemorySample } from './memory';
 import { BATCH_SIZE } from './ours-system';
+import { CATEGORIES } from './profile-categories';
+import type { ProfiledCell } from './profiled-cell';
 import type { RoundTrips } from './round-trips';
 import { median } from './stats';
-import { MIN_WAVES, type CellRun, type ThroughputCell } from './throughput';
+import type { CellRun, ThroughputCell } from './throughput';
 
 export interface MemoryFigures {
   /** The module started, nothing sent yet. */
@@ -30,9 +31,11 @@ export interface BenchResults {
   /** `os.loadavg()` when the run started: 1, 5 and 15 minutes. */
   readonly loadAtStart: readonly number[];
   readonly durationS: number;
-  /** The write limit first, then the systems of `--systems`. */
+  /** The write limits first, then the systems of `--systems`. */
   readonly systems: readonly BenchSystem[];
   readonly throughput: readonly ThroughputCell[];
+  /** Ours at 0 ms once more under the CPU profiler, after the rounds; null without ours. */
+  readonly profile: ProfiledCell | null;
   readonly claim: readonly ClaimLatency[];
   readonly roundTrips: RoundTrips | null;
   readonly memory: MemoryFigures | null;
@@ -40,6 +43,7 @@ export interface BenchResults {
 
 const LABELS: Record<BenchSystem['name'], string> = {
   'write-limit': 'per-row write limit (`pg`)',
+  'set-write-limit': 'set-based write limit (`pg`)',
   ours: 'ours',
   'pg-boss': 'pg-boss',
   'graphile-worker': 'graphile-worker',
@@ -66,7 +70,7 @@ export function renderReport(results: BenchResults): string {
     })
     .join(', ');
   lines.push(
-    `- Cells: ${options.rows} due rows (Failed, one channel) at the start of every cell; a cell warms up, then is measured over its window (warm-up + window: ${windows}; a window grows to span ${MIN_WAVES} waves of calls, most calls in flight ÷ rows/s, up to ${options.maxWindowSeconds} s), then stops and lets its calls finish; rows/s is the least-squares slope of the provider's returns over the window, every one of them checked committed (row Sent, attempt counted, one outbox event); each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (min–max)`,
+    `- Cells: at least ${options.rows} due rows (Failed, one channel) at the start of every cell, more where a system would use them up (the backlog column: before a round the backlog grows to what its fastest system is expected to use, and a round in which one ran dry is run again on a larger one; every cell of a round starts from the same backlog); a cell warms up, then is measured over its window (warm-up + window: ${windows}; a window grows to span ${MIN_WAVES} waves of calls, most calls in flight ÷ rows/s, up to ${options.maxWindowSeconds} s), then stops and lets its calls finish; rows/s is the least-squares slope of the provider's returns over the window, every one of them checked committed (row Sent, attempt counted, one outbox event); each figure is the median of ${options.runs} run${options.runs === 1 ? '' : 's'} (min–max)`,
   );
   lines.push(
     `- Connection budget: ${options.budget} per system, every pool it opens added up (the queue's own included)`,
@@ -79,11 +83,17 @@ export function renderReport(results: BenchResults): string {
   }
   const slept = options.latencies
     .filter((l) => l > 0)
-    .map((l) => `${l} ms sleeps took ${fmt(fakeProvider.meanSleptMs(l), 1)} ms on average`);
+    .map((l) => {
+      const runs = results.throughput.filter((c) => c.latencyMs === l).flatMap((c) => c.runs);
+      const totalMs = runs.reduce((sum, r) => sum + r.slept.totalMs, 0);
+      const count = runs.reduce((sum, r) => sum + r.slept.count, 0);
+      return `${l} ms sleeps took ${fmt(count > 0 ? totalMs / count : Number.NaN, 1)} ms on average (every system's cells; per cell in the timer lateness column)`;
+    });
   if (slept.length > 0) lines.push(`- Fake provider: ${slept.join('; ')}`);
   lines.push('');
   lines.push(...throughputTable(results));
   lines.push(...summaryTable(results));
+  lines.push(...profileTable(results));
   lines.push(...claimTable(results));
   lines.push(...roundTripTable(results));
   lines.push(...memoryTable(results));
@@ -113,10 +123,52 @@ function findCell(
   return cells.find((c) => c.system === system && c.latencyMs === latencyMs);
 }
 
-/** min(calls in flight ÷ latency, the per-row write limit of this run). */
-function ideal(cells: readonly ThroughputCell[], callsInFlight: number, latencyMs: number): number {
-  const writeLimit = cellMedian(findCell(cells, 'write-limit', 0));
-  return latencyMs === 0 ? writeLimit : Math.min((callsInFlight * 1000) / latencyMs, writeLimit);
+/**
+ * At 0 ms the write limit of the system's way of writing: the set-based one for
+ * ours (its outcomes are group-committed), the per-row one for the peers (a
+ * transaction per job). At a latency, min(calls in flight ÷ latency, the
+ * system's own 0 ms rate in this run): with the provider's wait taken away it
+ * goes no faster than at 0 ms. Without a 0 ms cell of the system, its write
+ * limit stands in.
+ */
+function ideal(
+  cells: readonly ThroughputCell[],
+  system: BenchSystem['name'],
+  callsInFlight: number,
+  latencyMs: number,
+): number {
+  const writeLimit = cellMedian(
+    findCell(cells, system === 'ours' ? 'set-write-limit' : 'write-limit', 0),
+  );
+  if (latencyMs === 0) return writeLimit;
+  const atZero = cellMedian(findCell(cells, system, 0));
+  const cap = Number.isFinite(atZero) ? atZero : writeLimit;
+  return Math.min((callsInFlight * 1000) / latencyMs, cap);
+}
+
+function backlogColumn(runs: readonly CellRun[]): string {
+  const sizes = runs.map((r) => r.backlog);
+  const low = Math.min(...sizes);
+  const high = Math.max(...sizes);
+  return low === high ? `${low}` : `${low}–${high}`;
+}
+
+/** CPU µs per row, event-loop lag p50 / p99 and timer lateness: medians over the runs. */
+function costColumns(runs: readonly CellRun[], latencyMs: number): string[] {
+  const mid = (pick: (r: CellRun) => number): number =>
+    median(runs.map(pick).filter(Number.isFinite));
+  const lateness = mid((r) => r.timerLatenessPct);
+  return [
+    fmt(mid((r) => r.cpuUsPerRow)),
+    `${fmt(
+      mid((r) => r.eventLoopP50Ms),
+      1,
+    )} / ${fmt(
+      mid((r) => r.eventLoopP99Ms),
+      1,
+    )}`,
+    latencyMs === 0 ? '–' : Number.isFinite(lateness) ? `${fmt(lateness, 1)} %` : 'n/a',
+  ];
 }
 
 function figure(cell: ThroughputCell): string {
@@ -142,23 +194,24 @@ function throughputTable({ options, throughput, systems }: BenchResults): string
   const lines = [
     `### Throughput on a budget of ${options.budget} connections`,
     '',
-    '| provider latency | system | calls in flight | rows/s: median (min–max) | ideal | share of ideal | connections in use: mean / max | idle in transaction: mean / max | open, max |',
-    '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| provider latency | system | calls in flight | backlog at start | rows/s: median (min–max) | ideal | share of ideal | CPU µs per row | event-loop lag p50 / p99, ms | timer lateness | connections in use: mean / max | idle in transaction: mean / max | open, max |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  const writeLimit = findCell(throughput, 'write-limit', 0);
-  if (writeLimit) {
+  for (const name of ['write-limit', 'set-write-limit'] as const) {
+    const limit = findCell(throughput, name, 0);
+    if (!limit) continue;
     lines.push(
-      `| 0 ms | ${LABELS['write-limit']} | ${writeLimit.callsInFlight} | ${figure(writeLimit)} | – | – | ${connectionColumns(writeLimit.runs).join(' | ')} |`,
+      `| 0 ms | ${LABELS[name]} | ${limit.callsInFlight} | ${backlogColumn(limit.runs)} | ${figure(limit)} | – | – | ${costColumns(limit.runs, 0).join(' | ')} | ${connectionColumns(limit.runs).join(' | ')} |`,
     );
   }
   for (const latencyMs of options.latencies) {
     for (const system of systems) {
-      if (system.name === 'write-limit') continue;
+      if (system.name === 'write-limit' || system.name === 'set-write-limit') continue;
       const cell = findCell(throughput, system.name, latencyMs);
       if (!cell) continue;
-      const best = ideal(throughput, cell.callsInFlight, latencyMs);
+      const best = ideal(throughput, system.name, cell.callsInFlight, latencyMs);
       lines.push(
-        `| ${latencyMs} ms | ${LABELS[system.name]} | ${cell.callsInFlight} | ${figure(cell)} | ${fmt(best)} | ${percent(cellMedian(cell), best)} | ${connectionColumns(cell.runs).join(' | ')} |`,
+        `| ${latencyMs} ms | ${LABELS[system.name]} | ${cell.callsInFlight} | ${backlogColumn(cell.runs)} | ${figure(cell)} | ${fmt(best)} | ${percent(cellMedian(cell), best)} | ${costColumns(cell.runs, latencyMs).join(' | ')} | ${connectionColumns(cell.runs).join(' | ')} |`,
       );
     }
   }
@@ -173,11 +226,12 @@ function summaryTable({ options, throughput, systems }: BenchResults): string[] 
   const lines = [
     '### Ours against the best peer',
     '',
-    `| provider latency | ours (${ours.callsInFlight} in flight) | best peer | ours / best | ours' ideal |`,
-    '|---:|---:|---|---:|---:|',
+    `| provider latency | ours (${ours.callsInFlight} in flight) | best peer | ours / best | ours' ideal | ours / ideal |`,
+    '|---:|---:|---|---:|---:|---:|',
   ];
   for (const latencyMs of options.latencies) {
     const oursRate = cellMedian(findCell(throughput, 'ours', latencyMs));
+    const oursIdeal = ideal(throughput, 'ours', ours.callsInFlight, latencyMs);
     const best = peers
       .map((peer) => ({ peer, rate: cellMedian(findCell(throughput, peer.name, latencyMs)) }))
       .filter((p) => Number.isFinite(p.rate))
@@ -186,10 +240,43 @@ function summaryTable({ options, throughput, systems }: BenchResults): string[] 
         null,
       );
     lines.push(
-      `| ${latencyMs} ms | ${fmt(oursRate)} | ${best ? `${fmt(best.rate)} (${LABELS[best.peer.name]})` : 'n/a'} | ${best ? ratio(oursRate, best.rate) : 'n/a'} | ${fmt(ideal(throughput, ours.callsInFlight, latencyMs))} |`,
+      `| ${latencyMs} ms | ${fmt(oursRate)} | ${best ? `${fmt(best.rate)} (${LABELS[best.peer.name]})` : 'n/a'} | ${best ? ratio(oursRate, best.rate) : 'n/a'} | ${fmt(oursIdeal)} | ${percent(oursRate, oursIdeal)} |`,
     );
   }
   lines.push('');
+  if (options.latencies.includes(0)) {
+    lines.push(
+      `At 0 ms ours' ideal is the set-based write limit: ours / ideal there is its share of it (${percent(cellMedian(findCell(throughput, 'ours', 0)), cellMedian(findCell(throughput, 'set-write-limit', 0)))}).`,
+      '',
+    );
+  }
+  return lines;
+}
+
+function profileTable({ profile }: BenchResults): string[] {
+  if (!profile) return [];
+  const { run, breakdown } = profile;
+  const idle = breakdown.samples.get('idle') ?? 0;
+  const busy = breakdown.total - idle;
+  const usPerRow = (samples: number): number =>
+    busy > 0 && run.rowsInWindow > 0
+      ? ((samples / busy) * run.cpuUs) / run.rowsInWindow
+      : Number.NaN;
+  const lines = [
+    `### Where ${LABELS[profile.system]}' CPU goes at 0 ms (one more cell under V8's sampling profiler, not in the figures)`,
+    '',
+    `${fmt(run.rowsPerSec)} rows/s over a ${fmt(run.windowMs / 1000, 1)} s window from a backlog of ${run.backlog} (the profiler on, sampling every ${profile.samplingIntervalUs} µs): ${breakdown.total} samples, ${percent(busy, breakdown.total)} of them busy; process CPU ${fmt(run.cpuUsPerRow)} µs per row. A sample is classed by its stack, leaf first: the first frame a rule names (test/bench/profile-categories.ts). µs per row is the part's share of the busy samples × the process CPU of the window ÷ its rows, so the parts add up to the CPU per row (the process's other threads, GC helpers among them, are spread over the parts).`,
+    '',
+    "| part | share of the window's samples | µs per row |",
+    '|---|---:|---:|',
+  ];
+  for (const category of CATEGORIES) {
+    const samples = breakdown.samples.get(category) ?? 0;
+    lines.push(
+      `| ${category} | ${percent(samples, breakdown.total)} | ${category === 'idle' ? '–' : fmt(usPerRow(samples), 1)} |`,
+    );
+  }
+  lines.push(`| all busy | ${percent(busy, breakdown.total)} | ${fmt(usPerRow(busy), 1)} |`, '');
   return lines;
 }
 

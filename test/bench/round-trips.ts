@@ -3,11 +3,12 @@ import { Client } from 'pg';
 /**
  * Counts statements sent to PostgreSQL by every `pg` client in this process
  * (TypeORM's pool included): `Client.prototype.query` is wrapped while a
- * counter is open. Each call is one round trip.
+ * counter is open, and only then: the throughput cells and the CPU profile
+ * that follow must not pay for a wrapper. Each call is one round trip.
  */
 export class QueryCounter {
   private static active: QueryCounter | null = null;
-  private static installed = false;
+  private static original: ((...args: unknown[]) => unknown) | null = null;
   readonly statements: string[] = [];
 
   static start(): QueryCounter {
@@ -22,19 +23,26 @@ export class QueryCounter {
   }
 
   stop(): void {
-    if (QueryCounter.active === this) QueryCounter.active = null;
+    if (QueryCounter.active !== this) return;
+    QueryCounter.active = null;
+    if (QueryCounter.original) queryable().query = QueryCounter.original;
+    QueryCounter.original = null;
   }
 
   private static install(): void {
-    if (QueryCounter.installed) return;
-    QueryCounter.installed = true;
-    const prototype = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    if (QueryCounter.original) return;
+    const prototype = queryable();
     const original = prototype.query;
+    QueryCounter.original = original;
     prototype.query = function (this: Client, ...args: unknown[]): unknown {
       QueryCounter.active?.statements.push(statementText(args[0]));
       return original.apply(this, args);
     };
   }
+}
+
+function queryable(): { query: (...args: unknown[]) => unknown } {
+  return Client.prototype;
 }
 
 function statementText(query: unknown): string {
