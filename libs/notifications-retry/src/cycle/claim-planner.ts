@@ -16,8 +16,12 @@ import type { ChannelClaim } from './due-row-claimer';
 import { CLAIM_WRITE_ALLOWANCE_MS } from './provider-caller';
 import { ProviderCallsInFlight } from './provider-calls-in-flight';
 
-/** A claim goes out once a tenth of the call slots are free: fewer, larger claims. */
-const CLAIM_AT_FREE_SHARE = 0.1;
+/**
+ * A claim goes out once a fifth of the call slots are free: fewer, larger
+ * claims (at a tenth, the claims of issue 23's 50 ms cell took so much of the
+ * database that the outcome writes behind them slowed the whole cycle).
+ */
+const CLAIM_AT_FREE_SHARE = 0.2;
 /**
  * A rate-limited channel claims the rows whose rate slots come within this
  * long, each claim stretched by its wait: a claimed row never waits long
@@ -39,11 +43,13 @@ const RATE_DEADLINE_MARGIN_MS = 50;
 const LAPSING_CLAIM_MARGIN_MS = 1_000;
 /**
  * A busy cycle claims ahead the rows its calls free within this long (at
- * their recent pace), up to this share of the call slots: enough to cover a
- * claim's round trip, short enough that no claimed row waits long.
+ * their recent pace), up to as many rows as it has call slots: enough to
+ * cover a claim's round trip with the claims a fifth of the slots apart, short
+ * enough that no claimed row waits long (its claim lasts its timeout, its
+ * settle margin and 250 ms more).
  */
-const CLAIM_AHEAD_MS = 100;
-const CLAIM_AHEAD_SHARE = 0.5;
+const CLAIM_AHEAD_MS = 150;
+const CLAIM_AHEAD_SHARE = 1;
 /** The claim to send now, if any, and when one may be worth sending next. */
 export interface ClaimPlan {
   readonly claim: { readonly channels: ChannelClaim[]; readonly limit: number } | null;

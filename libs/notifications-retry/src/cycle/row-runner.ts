@@ -11,6 +11,10 @@ import type { CycleState, EligibleChannel } from './cycle-state';
 import { ProviderCaller } from './provider-caller';
 import type { RowTransition } from './row-transition';
 import { settleRow } from './settle-row';
+import { TurnGate } from './turn-gate';
+
+/** Answers settled per turn of the event loop (about a millisecond of work). */
+const ANSWERS_PER_TURN = 16;
 
 /**
  * Runs one claimed row: call its provider, settle the answer into a
@@ -20,6 +24,8 @@ import { settleRow } from './settle-row';
  */
 @Injectable()
 export class RowRunner {
+  private readonly turns = new TurnGate(ANSWERS_PER_TURN);
+
   constructor(
     private readonly caller: ProviderCaller,
     private readonly claims: ClaimRelease,
@@ -51,6 +57,9 @@ export class RowRunner {
         return await this.handBack(cycle, [row], 'claim-too-short');
       }
       const call = await this.caller.call(cycle, row, channel).finally(callEnded);
+      // What follows (settle, outbox event, write) waits for its turn: a wave of answers is then
+      // handled a slice at a time, and the timers and I/O of the process run in between.
+      await this.turns.turn();
       const settlement = settleRow(
         row,
         channel,
