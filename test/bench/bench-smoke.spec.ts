@@ -174,5 +174,9 @@ describe('npm run bench (smoke, 2,500 rows, 20 ms)', () => {
     expect(stdout).toContain('| 300 + 300 of a disabled channel at the head |');
     expect(stdout).toMatch(/\| empty cycle \(nothing due\) \| \d+ \|/);
     expect(stdout).toContain('### Memory');
+    expect(stdout).toContain('| | RSS | heap used | heap total | external |');
+    expect(stdout).toMatch(
+      /\| growth over the drain, from warm \| -?\d+\.\d MB \| -?\d+\.\d MB \| -?\d+\.\d MB \| -?\d+\.\d MB \|/,
+    );
   }, 120_000);
 });

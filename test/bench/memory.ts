@@ -7,6 +7,10 @@ const gc = runInNewContext('gc') as () => void;
 export interface MemorySample {
   readonly rssMb: number;
   readonly heapUsedMb: number;
+  /** What V8 holds for its heap, used or not: RSS that a flat heap can still grow. */
+  readonly heapTotalMb: number;
+  /** Memory outside the JS heap that V8 knows of (Buffers: the driver's sockets and parsers). */
+  readonly externalMb: number;
 }
 
 /** RSS and heap after two full collections, so garbage does not count as growth. */
@@ -14,5 +18,11 @@ export function sampleMemory(): MemorySample {
   gc();
   gc();
   const usage = process.memoryUsage();
-  return { rssMb: usage.rss / 1024 / 1024, heapUsedMb: usage.heapUsed / 1024 / 1024 };
+  const mb = (bytes: number): number => bytes / 1024 / 1024;
+  return {
+    rssMb: mb(usage.rss),
+    heapUsedMb: mb(usage.heapUsed),
+    heapTotalMb: mb(usage.heapTotal),
+    externalMb: mb(usage.external),
+  };
 }

@@ -335,14 +335,16 @@ function roundTripTable({ roundTrips }: BenchResults): string[] {
 function memoryTable({ memory }: BenchResults): string[] {
   if (!memory) return [];
   const row = (label: string, m: MemorySample): string =>
-    `| ${label} | ${fmt(m.rssMb, 1)} MB | ${fmt(m.heapUsedMb, 1)} MB |`;
-  const growth = (label: string, from: MemorySample): string =>
-    `| ${label} | ${fmt(memory.after.rssMb - from.rssMb, 1)} MB | ${fmt(memory.after.heapUsedMb - from.heapUsedMb, 1)} MB |`;
+    `| ${label} | ${fmt(m.rssMb, 1)} MB | ${fmt(m.heapUsedMb, 1)} MB | ${fmt(m.heapTotalMb, 1)} MB | ${fmt(m.externalMb, 1)} MB |`;
+  const growth = (label: string, from: MemorySample): string => {
+    const { after } = memory;
+    return `| ${label} | ${fmt(after.rssMb - from.rssMb, 1)} MB | ${fmt(after.heapUsedMb - from.heapUsedMb, 1)} MB | ${fmt(after.heapTotalMb - from.heapTotalMb, 1)} MB | ${fmt(after.externalMb - from.externalMb, 1)} MB |`;
+  };
   return [
     `### Memory: draining ${memory.drainedRows} rows (ours in a process of its own, drain mode, batch ${BATCH_SIZE}, concurrency ${memory.concurrency}, 0 ms; ${fmt(memory.rowsPerSec)} rows/s over ${memory.cycles} cycles; after full collections)`,
     '',
-    '| | RSS | heap used |',
-    '|---|---:|---:|',
+    '| | RSS | heap used | heap total | external |',
+    '|---|---:|---:|---:|---:|',
     row('cold (module started, nothing sent)', memory.cold),
     row(`warm (after ${memory.warmAfterRows} rows)`, memory.warm),
     row('after the drain', memory.after),
