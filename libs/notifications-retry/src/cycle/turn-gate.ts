@@ -7,8 +7,7 @@
  * would fire that much late.
  */
 export class TurnGate {
-  private readonly waiting: Array<() => void> = [];
-  private head = 0;
+  private waiting: Array<() => void> = [];
   private scheduled = false;
 
   constructor(private readonly perTurn: number) {}
@@ -29,13 +28,11 @@ export class TurnGate {
 
   private release(): void {
     this.scheduled = false;
-    const end = Math.min(this.waiting.length, this.head + this.perTurn);
-    for (; this.head < end; this.head++) this.waiting[this.head]();
-    if (this.head === this.waiting.length) {
-      this.waiting.length = 0;
-      this.head = 0;
-    } else {
-      this.schedule();
-    }
+    // The slice leaves the array: under a load that never lets it drain, a head index over one
+    // array would keep every waiter ever queued.
+    const slice = this.waiting.slice(0, this.perTurn);
+    this.waiting = this.waiting.slice(this.perTurn);
+    for (const resolve of slice) resolve();
+    if (this.waiting.length > 0) this.schedule();
   }
 }
