@@ -1,4 +1,3 @@
-import { Client, type QueryConfig } from 'pg';
 import type { DataSource } from 'typeorm';
 import {
   ATTEMPT_HISTORY_LIMIT,
@@ -11,6 +10,7 @@ import { completed } from './support/cycle-reports';
 import { deferred, waitFor } from './support/deferred';
 import { insertNotification, minutesAgo, readNotification } from './support/fixtures';
 import { personalRunsIn } from './support/personal-data-runs';
+import { settleGroups } from './support/settle-groups';
 import { useRetryTestApp } from './support/retry-test-app';
 
 const TIMEOUT_MS = 300;
@@ -33,20 +33,6 @@ function expectWrittenBetween(entry: AttemptHistoryEntry, from: number, to: numb
   const at = new Date(entry.at).getTime();
   expect(at).toBeGreaterThanOrEqual(from - 1);
   expect(at).toBeLessThanOrEqual(to + 1);
-}
-
-/** Rows per settle statement sent while `run` runs (observed, not altered: a spy calls through). */
-async function settleGroups(run: () => Promise<unknown>): Promise<number[]> {
-  const spy = jest.spyOn(Client.prototype, 'query');
-  try {
-    await run();
-    return spy.mock.calls
-      .map(([config]: unknown[]) => config as QueryConfig)
-      .filter((config) => typeof config === 'object' && /nr_settle_rows/.test(config.name ?? ''))
-      .map((config) => (config.values?.find(Array.isArray) as unknown[] | undefined)?.length ?? 0);
-  } finally {
-    spy.mockRestore();
-  }
 }
 
 /**

@@ -1,10 +1,14 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from 'pg';
+import { ConnectionPoolBudget } from '../libs/notifications-retry/src/persistence/connection-pool-budget';
 import { completed } from './support/cycle-reports';
 import { readNotification } from './support/fixtures';
 import { useRetryTestApp } from './support/retry-test-app';
 
 /** How long the lock on the first row is held at most, if the second row never starts. */
 const LOCK_HELD_AT_MOST_MS = 3_000;
+/** Rows per outcome statement (the cycle's group commit). */
+const GROUP_ROWS = 100;
 
 /**
  * DESIGN §3.4: `concurrency` bounds calls in flight, not outcome writes. A
@@ -55,5 +59,46 @@ describe('call slots (real PostgreSQL)', () => {
     for (const id of [first, second]) {
       expect(await readNotification(t.ds, id)).toMatchObject({ status: 'Sent' });
     }
+  });
+});
+
+/**
+ * Rows being written are held too: the bound on rows held counts the slots,
+ * as many claimed ahead, and what the write statements carry at once. With a
+ * bound of twice the slots only, a slow write left the slots without claimed
+ * rows; past the bound, writes have fallen behind and nothing more is claimed.
+ */
+describe('rows held while outcome writes wait (real PostgreSQL)', () => {
+  const t = useRetryTestApp({ options: { concurrency: 1, drain: true, batchSize: 10 } });
+  const ROWS = 450;
+
+  it('keeps calling while writes wait, up to the rows the write statements carry, then claims no more', async () => {
+    await t.dueRows(ROWS);
+    const capacity = t.app.module.get(ConnectionPoolBudget).writeStatements * GROUP_ROWS;
+    // Every outcome write inserts its event into the outbox: a lock on the table makes them all wait.
+    const locker = new Client({ connectionString: t.db.url });
+    await locker.connect();
+    t.teardown(() => locker.end());
+    await locker.query('BEGIN');
+    await locker.query('LOCK TABLE notification_outbox IN EXCLUSIVE MODE');
+    t.app.provider.respondWith(async (message) => ({ providerMessageId: `p-${message.id}` }));
+
+    const cycle = t.app.cycles.runCycle();
+    // The calls stop once the rows held reach the bound: wait until no call came for a while.
+    let seen = -1;
+    while (seen !== t.app.provider.calls.length) {
+      seen = t.app.provider.calls.length;
+      await delay(500);
+    }
+    const [{ claimed }] = await t.ds.query<Array<{ claimed: number }>>(
+      'SELECT count(*)::int AS claimed FROM notifications WHERE claim_token IS NOT NULL',
+    );
+    await locker.query('COMMIT');
+    const report = completed(await cycle);
+
+    // One slot, one row claimed ahead at most, and the write statements' rows.
+    expect(claimed).toBeLessThanOrEqual(2 * 1 + capacity);
+    expect(seen).toBeGreaterThan(capacity / 2);
+    expect(report.counts).toMatchObject({ processed: ROWS, sent: ROWS });
   });
 });

@@ -1,30 +1,10 @@
-import { Client, type QueryConfig } from 'pg';
 import { completed } from './support/cycle-reports';
 import { deferred } from './support/deferred';
 import { outboxEvents, readNotification } from './support/fixtures';
+import { settleGroups } from './support/settle-groups';
 import { useRetryTestApp } from './support/retry-test-app';
 
 const ROWS = 50;
-
-/** Rows per settle statement sent while `run` runs (observed, not altered: a spy calls through). */
-async function settleGroups(run: () => Promise<unknown>): Promise<number[]> {
-  const spy = jest.spyOn(Client.prototype, 'query');
-  try {
-    await run();
-    return spy.mock.calls
-      .map(([config]: unknown[]) => config as QueryConfig)
-      .filter(
-        (config) =>
-          typeof config === 'object' &&
-          /nr_settle_rows|UPDATE "notifications" AS n\s+SET "status"/.test(
-            `${config.name ?? ''} ${config.text}`,
-          ),
-      )
-      .map((config) => (config.values?.find(Array.isArray) as unknown[] | undefined)?.length ?? 0);
-  } finally {
-    spy.mockRestore();
-  }
-}
 
 /**
  * DESIGN §3.5: outcomes that finish together are written in one statement; a
@@ -61,7 +41,7 @@ describe('group commit of outcomes (real PostgreSQL)', () => {
         while (started < ROWS) await new Promise((r) => setTimeout(r, 5));
         gate.resolve();
         report = completed(await run);
-      });
+      }, /UPDATE "notifications" AS n\s+SET "status"/);
       // Grouped: fewer statements than rows, at least one carrying many rows.
       expect(Math.max(...groups)).toBeGreaterThan(1);
       expect(groups.filter((size) => size > 1).length).toBeLessThan(ROWS);

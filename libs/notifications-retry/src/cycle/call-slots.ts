@@ -42,13 +42,17 @@ export class CallSlots {
 
   /**
    * Rows a claim may take now: the free slots and what is claimed ahead of
-   * them, less what waits in the queue; never so many that the rows held
-   * (waiting, calling, or being written) pass twice the concurrency while
-   * writes fall behind.
+   * them, less what waits in the queue. Rows held (waiting, calling, or being
+   * written) stay within the slots, as many claimed ahead, and what the write
+   * statements carry at once: rows written are held too, and a bound without
+   * them left slots idle for want of claimed rows whenever writes took a while
+   * (a slot waited 5.4 ms for its next row at 50 ms, against 2.8 ms with them).
+   * Past that bound writes have fallen behind, and nothing more is claimed
+   * until they catch up.
    */
   free(): number {
     const slots = this.concurrency + this.ahead.rows(performance.now()) - this.calls;
-    const held = 2 * this.concurrency - this.running.size;
+    const held = 2 * this.concurrency + this.cycle.writer.capacity - this.running.size;
     return Math.min(slots, held) - this.queue.size;
   }
 

@@ -11,6 +11,7 @@ import {
   type SettledRowArray,
   type SettleRowsValue,
 } from '../persistence/sql/settle-rows.sql';
+import { arrayLiteral, type ArrayElement } from '../persistence/sql/array-literal';
 import { fenceValues } from '../persistence/sql/lease-fence-parameters';
 import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
@@ -99,6 +100,11 @@ export class OutcomeWriter {
     private readonly settings: GroupCommitSettings,
     private readonly onRetry: (statement: RetriedStatement) => void = () => undefined,
   ) {}
+
+  /** Rows the statements carry at once when every one is in flight and full. */
+  get capacity(): number {
+    return this.settings.maxStatements * this.settings.maxRows;
+  }
 
   /** Why the lease was found lost, if a statement found it so. */
   get leaseLoss(): LeaseLossCause | null {
@@ -236,8 +242,8 @@ async function inLanes<T>(
 }
 
 /** The settle statement's arrays: index i of each is outcome i. */
-function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, unknown[]> {
-  const value = (o: RowOutcome, name: SettledRowArray): unknown => {
+function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, string> {
+  const value = (o: RowOutcome, name: SettledRowArray): ArrayElement => {
     const { row, transition: t, event, attempt } = o;
     switch (name) {
       case 'id':
@@ -276,7 +282,9 @@ function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, 
         return JSON.stringify(attemptHistoryFields(attempt, t));
     }
   };
-  const arrays = {} as Record<SettledRowArray, unknown[]>;
-  for (const [name] of SETTLED_ROW_ARRAYS) arrays[name] = outcomes.map((o) => value(o, name));
+  const arrays = {} as Record<SettledRowArray, string>;
+  for (const [name] of SETTLED_ROW_ARRAYS) {
+    arrays[name] = arrayLiteral(outcomes.map((o) => value(o, name)));
+  }
   return arrays;
 }

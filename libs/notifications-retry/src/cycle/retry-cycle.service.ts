@@ -176,7 +176,7 @@ export class RetryCycleService implements BeforeApplicationShutdown {
 
   /**
    * Claim → call → settle until there is nothing more to do. A claim goes out
-   * when a tenth of the call slots are free (or none is busy), for no more rows
+   * when a fifth of the call slots are free (or none is busy), for no more rows
    * than can start now plus the few that calls will free while the claim is on
    * its way (`ClaimAhead`); each row then runs on its own (`RowRunner`) in a
    * call slot it gives back once its call is decided (`CallSlots`). Rows
