@@ -10,11 +10,10 @@ import type { Wakeup } from './wakeup';
 /**
  * One cycle's call slots (DESIGN §3.4: `concurrency` bounds calls in flight,
  * not outcome writes). A row takes a slot when it starts and gives it back as
- * soon as its call is decided; the next queued row takes it in the next turn
- * of the event loop, whatever the cycle's loop is doing then (waiting on a
- * claim, say), and not inside the answer that freed it: a wave of answers is
- * one short callback each, and the rows they make room for start together
- * after it.
+ * soon as its call is decided. The next queued row takes the slot as soon as
+ * the cycle's loop runs: at once when the loop waits for a slot (the call's
+ * end wakes it), else in the next turn of the event loop, so a slot freed
+ * while a claim is on its way does not wait for the claim.
  */
 export class CallSlots {
   /** Every started row until its outcome is written (or it is handed back). */

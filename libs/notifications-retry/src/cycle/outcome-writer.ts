@@ -142,10 +142,21 @@ export class OutcomeWriter {
       result = await this.run(group.map((p) => p.outcome));
     } catch {
       // One statement, one atomic write: none of the group is written. Each row on its own now
-      // (a fresh connection if this one died), so that one bad row never holds back the others.
-      await inLanes(group, this.settings.maxStatements, async (pending) =>
-        pending.resolve(await this.writeOne(pending.outcome)),
+      // (a fresh connection if this one died), so that one bad row never holds back the others,
+      // in the group's own statement and those no other group uses now: however many groups fail
+      // at once, no more than `maxStatements` outcome writes hold a connection.
+      const extra = Math.max(
+        0,
+        Math.min(group.length - 1, this.settings.maxStatements - this.statements),
       );
+      this.statements += extra;
+      try {
+        await inLanes(group, 1 + extra, async (pending) =>
+          pending.resolve(await this.writeOne(pending.outcome)),
+        );
+      } finally {
+        this.statements -= extra;
+      }
       return;
     }
     if (result.kind === 'lease-lost') return this.resolveLost(group, result.cause);
