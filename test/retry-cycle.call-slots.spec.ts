@@ -103,3 +103,45 @@ describe('rows held while outcome writes wait (real PostgreSQL)', () => {
     expect(report.counts).toMatchObject({ processed: ROWS, sent: ROWS });
   });
 });
+
+/**
+ * A row claimed ahead waits in the queue for a call slot; its claim is that
+ * much longer, so the wait does not come out of its settle margin (DESIGN
+ * §3.4: an answer inside the margin is the outcome).
+ */
+describe('rows claimed ahead keep their settle margin (real PostgreSQL)', () => {
+  const TIMEOUT_MS = 300;
+  const MARGIN_MS = 400;
+  const t = useRetryTestApp({
+    options: { concurrency: 1, drain: true, batchSize: 100, settleMarginMs: MARGIN_MS },
+    channels: [{ key: 'email', timeoutMs: TIMEOUT_MS }],
+  });
+
+  it('takes an answer 300 ms into the margin as the outcome for a row that waited 150 ms in the queue', async () => {
+    // Fast calls set a pace, so the cycle claims a row ahead; the slow call keeps that row
+    // waiting in the queue; the last row answers 300 ms after its timeout, inside the margin.
+    const FAST = 30;
+    await t.dueRows(FAST + 2);
+    let calls = 0;
+    let late = '';
+    t.app.provider.respondWith(async (message) => {
+      calls++;
+      if (calls === FAST + 1) await delay(150);
+      else if (calls === FAST + 2) {
+        late = message.id;
+        await delay(TIMEOUT_MS + 300);
+      } else await delay(5);
+      return { providerMessageId: `p-${message.id}` };
+    });
+
+    const report = completed(await t.app.cycles.runCycle());
+
+    expect(report.counts).toMatchObject({ processed: FAST + 2, sent: FAST + 2, retried: 0 });
+    expect(await readNotification(t.ds, late)).toMatchObject({
+      status: 'Sent',
+      attempts: 2,
+      last_error_code: null,
+    });
+    expect(t.app.provider.callsFor(late)).toBe(1);
+  });
+});

@@ -70,6 +70,11 @@ export class CallSlots {
     return Number.POSITIVE_INFINITY;
   }
 
+  /** How long a row claimed now may wait in the queue (see ClaimAhead). */
+  queueWaitMs(): number {
+    return this.ahead.queueWaitMs(performance.now());
+  }
+
   /** Nothing more starts; resolves when every started row is written or handed back. */
   async close(): Promise<void> {
     this.closed = true;

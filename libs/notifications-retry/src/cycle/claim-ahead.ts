@@ -4,8 +4,8 @@
  * for the claim (graphile-worker's local queue, sized by time rather than by
  * count): as many rows as calls end in `horizonMs` at the rate they ended
  * lately, within `cap`. A row claimed ahead waits about that long in the
- * queue, far less than its claim lasts; slow providers end few calls, so
- * little is claimed ahead of them. Nothing is claimed ahead before a call has
+ * queue, and its claim is that much longer (`queueWaitMs`); slow providers end
+ * few calls, so little is claimed ahead of them. Nothing is claimed ahead before a call has
  * ended: the first claim of a cycle takes the free slots only.
  */
 export class ClaimAhead {
@@ -36,6 +36,15 @@ export class ClaimAhead {
       this.bucketStart = nowMs;
       this.bucketCount = 0;
     }
+  }
+
+  /**
+   * How long a row claimed now may wait in the queue for a slot: the horizon
+   * while rows are claimed ahead, nothing otherwise. Its claim lasts that much
+   * longer, so that the wait does not come out of its settle margin.
+   */
+  queueWaitMs(nowMs: number): number {
+    return this.rows(nowMs) > 0 ? this.horizonMs : 0;
   }
 
   /** Rows to claim beyond the free slots now. */

@@ -46,7 +46,7 @@ const LAPSING_CLAIM_MARGIN_MS = 1_000;
  * their recent pace), up to as many rows as it has call slots: enough to
  * cover a claim's round trip with the claims a fifth of the slots apart, short
  * enough that no claimed row waits long (its claim lasts its timeout, its
- * settle margin and 250 ms more).
+ * settle margin, 250 ms and, while rows are claimed ahead, this long more).
  */
 const CLAIM_AHEAD_MS = 150;
 const CLAIM_AHEAD_SHARE = 1;
@@ -104,6 +104,7 @@ export class ClaimPlanner {
     drained: ReadonlySet<string>,
     busy: number,
     free: number,
+    queueWaitMs = 0,
   ): ClaimPlan {
     const none: ClaimPlan = { claim: null, nextAt: Number.POSITIVE_INFINITY };
     const remaining = this.options.drain
@@ -121,8 +122,9 @@ export class ClaimPlanner {
       if (drained.has(config.key)) continue;
       const share = this.share(config, queue, now, cycle.deadline);
       nextAt = Math.min(nextAt, share.nextAt);
-      // The claim's fence checks the lease outlives it (DESIGN §3.3); it covers the wait for the rate slot.
-      const claimMs = this.claimMs(config) + share.waitMs;
+      // The claim's fence checks the lease outlives it (DESIGN §3.3). It covers the wait for the rate
+      // slot and, for rows claimed ahead, the wait for a call slot: neither comes out of the margin.
+      const claimMs = this.claimMs(config) + share.waitMs + queueWaitMs;
       if (share.quota > 0)
         claims.push({ channel: config.key, quota: Math.min(share.quota, limit), claimMs });
     }

@@ -210,7 +210,15 @@ export class RetryCycleService implements BeforeApplicationShutdown {
         const waitMs = slots.fill();
         await this.rows.handBack(cycle, queue.takeDropped(), 'circuit-open');
         const plan: ClaimPlan = retries.ready
-          ? this.planner.next(cycle, channels, queue, drained, slots.busy, slots.free())
+          ? this.planner.next(
+              cycle,
+              channels,
+              queue,
+              drained,
+              slots.busy,
+              slots.free(),
+              slots.queueWaitMs(),
+            )
           : { claim: null, nextAt: retries.readyAt };
         if (plan.claim) {
           const claimed = await this.claim(cycle, plan.claim, retries);
