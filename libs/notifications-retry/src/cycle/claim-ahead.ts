@@ -4,9 +4,9 @@
  * for the claim (graphile-worker's local queue, sized by time rather than by
  * count): as many rows as calls end in `horizonMs` at the rate they ended
  * lately, within `cap`. A row claimed ahead waits about that long in the
- * queue, and its claim is that much longer (`queueWaitMs`); slow providers end
- * few calls, so little is claimed ahead of them. Nothing is claimed ahead before a call has
- * ended: the first claim of a cycle takes the free slots only.
+ * queue, and its claim is that much longer (`queueWaitMs`); slow providers
+ * end few calls, so little is claimed ahead of them. Nothing is claimed ahead
+ * before a call has ended: the first claim of a cycle takes the free slots only.
  */
 export class ClaimAhead {
   private bucketStart: number | null = null;

@@ -104,7 +104,7 @@ export class ClaimPlanner {
     drained: ReadonlySet<string>,
     busy: number,
     free: number,
-    queueWaitMs = 0,
+    queueWaitMs: number,
   ): ClaimPlan {
     const none: ClaimPlan = { claim: null, nextAt: Number.POSITIVE_INFINITY };
     const remaining = this.options.drain

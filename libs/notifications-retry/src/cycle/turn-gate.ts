@@ -7,7 +7,7 @@
  * would fire that much late.
  */
 export class TurnGate {
-  private waiting: Array<() => void> = [];
+  private readonly waiting: Array<() => void> = [];
   private scheduled = false;
 
   constructor(private readonly perTurn: number) {}
@@ -30,9 +30,7 @@ export class TurnGate {
     this.scheduled = false;
     // The slice leaves the array: under a load that never lets it drain, a head index over one
     // array would keep every waiter ever queued.
-    const slice = this.waiting.slice(0, this.perTurn);
-    this.waiting = this.waiting.slice(this.perTurn);
-    for (const resolve of slice) resolve();
+    for (const resolve of this.waiting.splice(0, this.perTurn)) resolve();
     if (this.waiting.length > 0) this.schedule();
   }
 }
