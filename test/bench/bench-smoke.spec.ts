@@ -173,7 +173,10 @@ describe('npm run bench (smoke, 2,500 rows, 20 ms)', () => {
     expect(parts.get('idle')).toEqual({ share: expect.stringMatching(/^\d+ %$/), us: '–' });
     expect(stdout).toContain('| 300 + 300 of a disabled channel at the head |');
     expect(stdout).toMatch(/\| empty cycle \(nothing due\) \| \d+ \|/);
-    expect(stdout).toContain('### Memory');
+    expect(stdout).toMatch(/### Memory: draining 2500 rows \(ours compiled to JavaScript, /);
+    expect(stdout).toMatch(
+      /RSS at each tenth of the drain, from the warm point: \d+\.\d( → \d+\.\d){9} MB\./,
+    );
     expect(stdout).toContain('| | RSS | heap used | heap total | external |');
     expect(stdout).toMatch(
       /\| growth over the drain, from warm \| -?\d+\.\d MB \| -?\d+\.\d MB \| -?\d+\.\d MB \| -?\d+\.\d MB \|/,

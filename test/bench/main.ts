@@ -28,6 +28,7 @@ import {
 import { parseBenchOptions, type BenchOptions } from './bench-options';
 import type { BenchSystem } from './bench-system';
 import { measureClaimLatency, type ClaimLatency } from './claim-latency';
+import { compiledCopy } from './compiled-copy';
 import { ConnectionSampler } from './connection-sampler';
 import { describeEnvironment } from './environment';
 import { GraphileWorkerSystem } from './graphile-worker-runner';
@@ -208,22 +209,23 @@ async function drainForMemory(
   ours: OursSystem,
 ): Promise<MemoryFigures> {
   const concurrency = ours.callsInFlight;
+  const root = join(__dirname, '..', '..');
+  progress('memory: compiling the library and the harness to JavaScript, as a host deploys it');
+  const compiled = compiledCopy(root);
   progress(
     `memory: draining all ${options.rows} rows, concurrency ${concurrency}, 0 ms, in a child process`,
   );
   const { stdout } = await execFileAsync(
     process.execPath,
     [
-      '-r',
-      'ts-node/register/transpile-only',
-      join(__dirname, 'memory-drain.ts'),
+      compiled.file('test/bench/memory-drain.ts'),
       url,
       String(options.rows),
       String(concurrency),
       String(ours.connections),
     ],
-    { cwd: join(__dirname, '..', '..'), maxBuffer: 4 * 1024 * 1024 },
-  );
+    { cwd: root, maxBuffer: 4 * 1024 * 1024 },
+  ).finally(() => compiled.remove());
   const drain = JSON.parse(stdout.trim().split('\n').pop() ?? '') as MemoryDrainResult;
   progress(
     `memory: RSS ${drain.cold.rssMb.toFixed(1)} (cold) → ${drain.warm.rssMb.toFixed(1)} (after ${drain.warmAfterRows} rows) → ${drain.after.rssMb.toFixed(1)} MB, ${drain.drainedRows} rows at ${drain.rowsPerSec.toFixed(0)} rows/s in ${drain.cycles} cycles`,

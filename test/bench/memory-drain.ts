@@ -1,21 +1,27 @@
 /**
  * The memory drain, in a process of its own so that nothing of the harness
  * (the peers' modules, the other cells' garbage and heap growth) counts as
- * ours: `node -r ts-node/register/transpile-only test/bench/memory-drain.ts
- * <url> <rows> <concurrency> <poolSize>`. Drains the rows already due in the
- * database at 0 ms, sampling memory after full collections: cold (the module
- * started, nothing sent), warm (a tenth of the rows sent: the heap has grown to
- * its working size) and at the end. Prints one JSON line of MemoryDrainResult.
+ * ours, and compiled to JavaScript first as a host deploys the library
+ * (compiled-copy.ts): `node <copy>/test/bench/memory-drain.js <url> <rows>
+ * <concurrency> <poolSize>`. Drains the rows already due in the database at
+ * 0 ms, sampling memory after full collections: cold (the module started,
+ * nothing sent), at every tenth of the rows sent (the first is the warm point:
+ * the heap has grown to its working size) and at the end. Prints one JSON line
+ * of MemoryDrainResult.
  */
 import { sampleMemory, type MemorySample } from './memory';
 import { fakeProvider } from './fake-provider';
 import { drainWithCycles, startOurCycleApp } from './our-cycle';
 import { BATCH_SIZE } from './ours-system';
 
+const TENTHS = 10;
+
 export interface MemoryDrainResult {
   readonly cold: MemorySample;
   readonly warm: MemorySample;
   readonly warmAfterRows: number;
+  /** RSS in MB at each tenth of the drain, the warm point first: flat when nothing grows. */
+  readonly tenthsRssMb: readonly number[];
   readonly after: MemorySample;
   readonly drainedRows: number;
   readonly rowsPerSec: number;
@@ -37,22 +43,30 @@ async function main(): Promise<void> {
     const cold = sampleMemory();
     let sent = 0;
     const warm: { sample: MemorySample | null; rows: number } = { sample: null, rows: 0 };
+    const tenthsRssMb: number[] = [];
     // Counted and let go, so the recorder's own array is no growth of ours.
     const poll = setInterval(() => {
       sent += fakeProvider.returned.length;
       fakeProvider.returned = [];
-      if (!warm.sample && sent >= rows / 10) {
-        warm.sample = sampleMemory();
+      if (sent < ((tenthsRssMb.length + 1) * rows) / TENTHS) return;
+      const sample = sampleMemory();
+      // A fast drain passes more than one tenth between two polls: each gets this sample.
+      while (sent >= ((tenthsRssMb.length + 1) * rows) / TENTHS) tenthsRssMb.push(sample.rssMb);
+      if (!warm.sample) {
+        warm.sample = sample;
         warm.rows = sent;
       }
     }, 250);
     const drain = await drainWithCycles(app);
     clearInterval(poll);
     const after = sampleMemory();
+    // The last tenth ends with the drain, usually between two polls.
+    while (tenthsRssMb.length < TENTHS) tenthsRssMb.push(after.rssMb);
     const result: MemoryDrainResult = {
       cold,
       warm: warm.sample ?? cold,
       warmAfterRows: warm.rows,
+      tenthsRssMb,
       after,
       drainedRows: drain.processed,
       rowsPerSec: (drain.processed * 1000) / drain.elapsedMs,

@@ -17,6 +17,8 @@ export interface MemoryFigures {
   /** After `warmAfterRows` (a tenth of the drain): the heap at its working size. */
   readonly warm: MemorySample;
   readonly warmAfterRows: number;
+  /** RSS at each tenth of the drain, the warm point first. */
+  readonly tenthsRssMb: readonly number[];
   readonly after: MemorySample;
   readonly drainedRows: number;
   readonly rowsPerSec: number;
@@ -341,7 +343,7 @@ function memoryTable({ memory }: BenchResults): string[] {
     return `| ${label} | ${fmt(after.rssMb - from.rssMb, 1)} MB | ${fmt(after.heapUsedMb - from.heapUsedMb, 1)} MB | ${fmt(after.heapTotalMb - from.heapTotalMb, 1)} MB | ${fmt(after.externalMb - from.externalMb, 1)} MB |`;
   };
   return [
-    `### Memory: draining ${memory.drainedRows} rows (ours in a process of its own, drain mode, batch ${BATCH_SIZE}, concurrency ${memory.concurrency}, 0 ms; ${fmt(memory.rowsPerSec)} rows/s over ${memory.cycles} cycles; after full collections)`,
+    `### Memory: draining ${memory.drainedRows} rows (ours compiled to JavaScript, in a process of its own, drain mode, batch ${BATCH_SIZE}, concurrency ${memory.concurrency}, 0 ms; ${fmt(memory.rowsPerSec)} rows/s over ${memory.cycles} cycles; after full collections)`,
     '',
     '| | RSS | heap used | heap total | external |',
     '|---|---:|---:|---:|---:|',
@@ -350,6 +352,8 @@ function memoryTable({ memory }: BenchResults): string[] {
     row('after the drain', memory.after),
     growth('growth over the drain, from warm', memory.warm),
     growth('growth from cold', memory.cold),
+    '',
+    `RSS at each tenth of the drain, from the warm point: ${memory.tenthsRssMb.map((mb) => fmt(mb, 1)).join(' → ')} MB.`,
     '',
   ];
 }
