@@ -1,10 +1,11 @@
 import { arrayLiteral } from '../libs/notifications-retry/src/persistence/sql/array-literal';
+import { jsonArray } from '../libs/notifications-retry/src/persistence/sql/json-array';
 import { useRetryDatabase } from './support/retry-test-app';
 
 /**
  * The settle statement's arrays are sent as literals the library builds
- * (persistence/sql/array-literal.ts), not as JS arrays `pg` encodes: what
- * PostgreSQL reads back from them must be exactly what went in.
+ * (persistence/sql/array-literal.ts, json-array.ts), not as JS arrays `pg`
+ * encodes: what PostgreSQL reads back from them must be exactly what went in.
  */
 describe('array literals for the settle statement (real PostgreSQL)', () => {
   const t = useRetryDatabase();
@@ -69,5 +70,30 @@ describe('array literals for the settle statement (real PostgreSQL)', () => {
     await expect(readBack<number>('int', arrayLiteral([Number.NaN]))).rejects.toThrow(
       /invalid input syntax/,
     );
+  });
+
+  it('reads each JSON text of a JSON array back as the value it was, by index as the statement does, and null as JSON null', async () => {
+    const values = [
+      { to: 'a "quoted" word', path: 'C:\\build', text: 'Привет 🙂\nnext line' },
+      [1, 'two', { three: null }],
+      'a string',
+      42,
+    ];
+    const texts = [...values.map((value) => JSON.stringify(value)), null];
+    const rows = await t.ds.query<Array<{ value: unknown; kind: string }>>(
+      `SELECT $1::jsonb -> (i - 1) AS value, jsonb_typeof($1::jsonb -> (i - 1)) AS kind
+         FROM generate_series(1, $2::int) AS i ORDER BY i`,
+      [jsonArray(texts), texts.length],
+    );
+    expect(rows.map((row) => row.value)).toEqual([...values, null]);
+    expect(rows[texts.length - 1].kind).toBe('null');
+  });
+
+  it('gives an empty JSON array for no rows', async () => {
+    const [row] = await t.ds.query<Array<{ n: number }>>(
+      'SELECT jsonb_array_length($1::jsonb) AS n',
+      [jsonArray([])],
+    );
+    expect(row.n).toBe(0);
   });
 });

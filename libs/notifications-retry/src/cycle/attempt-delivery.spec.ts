@@ -407,9 +407,9 @@ describe('attemptDelivery', () => {
         const pending = attemptDelivery(adapter, message, 30, interrupt.signal, {
           settleMarginMs: 10,
         });
-        setTimeout(() => interrupt.abort(), 40);
-        // Both timers due at 40 ms run before the attempt looks at why it was cut.
-        jest.advanceTimersByTime(40);
+        setTimeout(() => interrupt.abort(), 41);
+        // Written off at 40 ms; the interrupt a millisecond later finds the attempt decided.
+        jest.advanceTimersByTime(41);
         expect(interrupt.signal.aborted).toBe(true);
         await expect(pending).resolves.toMatchObject({
           kind: 'retriable',

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { DeliveryError } from '../providers/errors/delivery.error';
 import { ThrottledDeliveryError } from '../providers/errors/throttled-delivery.error';
 import type { OutgoingNotification, ProviderAdapter } from '../providers/provider-adapter';
@@ -8,12 +9,8 @@ import { redactPersonalData } from '../privacy/redact-personal-data';
 import type { AttemptOutcome } from '../vocabulary/attempt-outcome';
 import type { CycleInterrupt } from './cycle-interrupt';
 
-/** The adapter did not answer within the channel timeout: its signal has fired. */
+/** The adapter did not answer within the channel timeout: the reason its signal carries. */
 class ProviderTimeout extends Error {}
-/** Nor within the settle margin after it: the attempt is written off while the call runs on. */
-class UnsettledCall extends Error {}
-/** The worker stopped the call for a reason of its own (shutdown grace over, lost lease). */
-class WorkerInterrupt extends Error {}
 
 /**
  * An adapter's error code if it is a plain identifier free of personal data;
@@ -109,123 +106,208 @@ export interface SettleOptions {
  * `interrupt` is the worker's own reason to stop the call (lost lease, ...);
  * when it fires the attempt is reported as interrupted at once, not as a failure.
  */
-export async function attemptDelivery(
+export function attemptDelivery(
   adapter: ProviderAdapter,
   message: OutgoingNotification,
   timeoutMs: number,
   interrupt?: AbortSignal | CycleInterrupt,
   settle: SettleOptions = {},
 ): Promise<AttemptOutcome> {
-  if (interrupt?.aborted) return { kind: 'interrupted', errorCode: 'worker_interrupted' };
-  const settleMarginMs = settle.settleMarginMs ?? 0;
-  const controller = new AbortController();
-  let timedOut = false;
-  // Set the moment the attempt is decided without the adapter's answer. Timers run only once the
-  // microtasks of an earlier answer have run, so an answer that came first always wins the race.
-  let writtenOff: LateSuccess['writtenOffAs'] | null = null;
-  let timeoutTimer: NodeJS.Timeout | undefined;
-  let settleTimer: NodeJS.Timeout | undefined;
-  let unsubscribe: (() => void) | undefined;
-
-  const cutOff = new Promise<never>((_, reject) => {
-    timeoutTimer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(new ProviderTimeout(`provider call exceeded ${timeoutMs} ms`));
-    }, timeoutMs);
-    settleTimer = setTimeout(() => {
-      writtenOff ??= 'timeout';
-      reject(
-        new UnsettledCall(
-          `no answer within the ${timeoutMs} ms timeout and the ${settleMarginMs} ms settle margin`,
-        ),
-      );
-    }, timeoutMs + settleMarginMs);
-    const onInterrupt = (): void => {
-      writtenOff ??= 'interrupted';
-      controller.abort(interrupt?.reason);
-      reject(new WorkerInterrupt('provider call interrupted by the worker'));
-    };
-    unsubscribe = interrupt && subscribe(interrupt, onInterrupt);
-  });
-  // The losing side of the race must not surface as an unhandled rejection.
-  cutOff.catch(() => undefined);
-
-  const send = Promise.resolve().then(() =>
-    adapter.send(message, { idempotencyKey: message.id, signal: controller.signal }),
+  if (interrupt?.aborted) return Promise.resolve(INTERRUPTED);
+  return new Promise((resolve) =>
+    new DeliveryAttempt(adapter, message, timeoutMs, interrupt, settle, resolve).start(),
   );
-  // Registered before onCallStarted is told of the call: a late success is handed over before
-  // anything chained to the call's settling runs.
-  send
-    .then(
-      (result: unknown) => {
-        const id = writtenOff ? messageIdOf(result) : null;
-        const success = id === null ? null : storableMessageId(id, message);
-        if (timedOut) {
-          settle.onLateAnswer?.({
-            answer: 'resolved',
-            recorded: writtenOff === null,
-            ...(success !== null ? { delivered: true as const } : {}),
-          });
-        }
-        if (success !== null && writtenOff !== null) {
-          settle.onLateSuccess?.({ providerMessageId: success, writtenOffAs: writtenOff });
-        }
-      },
-      () =>
-        timedOut && settle.onLateAnswer?.({ answer: 'rejected', recorded: writtenOff === null }),
-    )
-    .catch(() => undefined);
-  settle.onCallStarted?.(send);
+}
 
-  try {
-    const result: unknown = await Promise.race([send, cutOff]);
-    const providerMessageId = messageIdOf(result);
-    if (providerMessageId === null) {
-      return {
-        kind: 'retriable',
-        errorCode: 'provider_invalid_result',
-        errorMessage: 'provider adapter returned no providerMessageId',
-      };
+const INTERRUPTED: AttemptOutcome = { kind: 'interrupted', errorCode: 'worker_interrupted' };
+
+/**
+ * One call's state, with every way it can end as a method: the adapter's
+ * answer, its failure, the timeout, the end of the settle margin, the worker's
+ * interrupt. The first to decide resolves the attempt; what comes after it is
+ * a late answer. One object, one timer and one promise of the attempt's own
+ * per call: hundreds are in flight at once, and whatever each keeps alive the
+ * young generation copies at every scavenge.
+ */
+class DeliveryAttempt {
+  private readonly controller = new AbortController();
+  private readonly startedAt = performance.now();
+  private readonly settleMarginMs: number;
+  private timedOut = false;
+  // Set the moment the attempt is decided without the adapter's answer. Timers run only once the
+  // microtasks of an earlier answer have run, so an answer that came first always wins.
+  private writtenOff: LateSuccess['writtenOffAs'] | null = null;
+  private decided = false;
+  // The timeout's, then (once the signal has fired) the settle margin's.
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly adapter: ProviderAdapter,
+    private readonly message: OutgoingNotification,
+    private readonly timeoutMs: number,
+    private readonly interrupt: AbortSignal | CycleInterrupt | undefined,
+    private readonly settle: SettleOptions,
+    private readonly resolve: (outcome: AttemptOutcome) => void,
+  ) {
+    this.settleMarginMs = settle.settleMarginMs ?? 0;
+  }
+
+  start(): void {
+    this.timer = setTimeout(timeoutFired, this.timeoutMs, this);
+    if (this.interrupt) this.unsubscribe = subscribe(this.interrupt, () => this.interrupted());
+    let send: Promise<unknown>;
+    try {
+      send = Promise.resolve(
+        this.adapter.send(this.message, {
+          idempotencyKey: this.message.id,
+          signal: this.controller.signal,
+        }),
+      );
+    } catch (error) {
+      send = Promise.reject(error);
     }
-    return { kind: 'sent', providerMessageId: storableMessageId(providerMessageId, message) };
-  } catch (error) {
-    if (
-      error instanceof WorkerInterrupt ||
-      (interrupt?.aborted && !(error instanceof UnsettledCall))
-    ) {
-      return { kind: 'interrupted', errorCode: 'worker_interrupted' };
+    // Registered before onCallStarted is told of the call: a late success is handed over before
+    // anything chained to the call's settling runs.
+    send.then(
+      (result: unknown) => this.answered(result),
+      (error: unknown) => this.failed(error),
+    );
+    this.settle.onCallStarted?.(send);
+  }
+
+  /**
+   * The signal fires; the answer is still awaited for the settle margin, less
+   * however late this timer ran: the margin ends when it would have had both
+   * timers been set at the start.
+   */
+  timedOutNow(): void {
+    this.timedOut = true;
+    this.controller.abort(new ProviderTimeout(`provider call exceeded ${this.timeoutMs} ms`));
+    const lateMs = Math.max(0, performance.now() - this.startedAt - this.timeoutMs);
+    this.timer = setTimeout(settleMarginEnded, Math.max(0, this.settleMarginMs - lateMs), this);
+  }
+
+  settleMarginEnded(): void {
+    this.writtenOff ??= 'timeout';
+    this.decide({
+      kind: 'retriable',
+      errorCode: PROVIDER_TIMEOUT_CODE,
+      errorMessage: `no answer within the ${this.timeoutMs} ms timeout and the ${this.settleMarginMs} ms settle margin`,
+      unsettled: true,
+    });
+  }
+
+  private interrupted(): void {
+    this.writtenOff ??= 'interrupted';
+    this.controller.abort(this.interrupt?.reason);
+    this.decide(INTERRUPTED);
+  }
+
+  private answered(result: unknown): void {
+    try {
+      if (this.writtenOff === null) {
+        if (this.timedOut)
+          this.tell(this.settle.onLateAnswer, { answer: 'resolved', recorded: true });
+        this.decide(answerOutcome(result, this.message));
+        return;
+      }
+      const id = messageIdOf(result);
+      const success = id === null ? null : storableMessageId(id, this.message);
+      if (this.timedOut) {
+        this.tell(this.settle.onLateAnswer, {
+          answer: 'resolved',
+          recorded: false,
+          ...(success !== null ? { delivered: true as const } : {}),
+        });
+      }
+      if (success !== null) {
+        this.tell(this.settle.onLateSuccess, {
+          providerMessageId: success,
+          writtenOffAs: this.writtenOff,
+        });
+      }
+    } catch {
+      this.decide(UNREADABLE);
     }
-    if (error instanceof UnsettledCall) {
-      return {
-        kind: 'retriable',
-        errorCode: PROVIDER_TIMEOUT_CODE,
-        errorMessage: error.message,
-        unsettled: true,
-      };
+  }
+
+  private failed(error: unknown): void {
+    if (this.timedOut) {
+      this.tell(this.settle.onLateAnswer, {
+        answer: 'rejected',
+        recorded: this.writtenOff === null,
+      });
     }
-    if (timedOut && !(error instanceof DeliveryError)) {
+    if (this.writtenOff !== null) return;
+    // Decided a microtask later: a failure may be the interrupt's doing (a connection torn down by
+    // the shutdown), and an interrupt that fires as the failure comes in makes it an interruption.
+    queueMicrotask(() => this.failedWith(error));
+  }
+
+  private failedWith(error: unknown): void {
+    if (this.writtenOff !== null) return;
+    if (this.interrupt?.aborted) return this.decide(INTERRUPTED);
+    if (this.timedOut && !(error instanceof DeliveryError)) {
       // The adapter gave up at our signal: what it threw is about the abort, not the provider.
-      return {
+      return this.decide({
         kind: 'retriable',
         errorCode: PROVIDER_TIMEOUT_CODE,
-        errorMessage: `provider call exceeded ${timeoutMs} ms`,
-      };
+        errorMessage: `provider call exceeded ${this.timeoutMs} ms`,
+      });
     }
     try {
-      return classifyFailure(error, message);
+      this.decide(classifyFailure(error, this.message));
     } catch {
       // A getter on the thrown object (message, code, retryAfterMs) threw: still a failure, not a crash.
-      return {
-        kind: 'retriable',
-        errorCode: 'provider_error_unreadable',
-        errorMessage: 'provider adapter threw an error that could not be read',
-      };
+      this.decide(UNREADABLE);
     }
-  } finally {
-    clearTimeout(timeoutTimer);
-    clearTimeout(settleTimer);
-    unsubscribe?.();
   }
+
+  /** A listener that throws must not keep the attempt from being decided. */
+  private tell<T>(listener: ((value: T) => void) | undefined, value: T): void {
+    try {
+      listener?.(value);
+    } catch {
+      // The caller's listener failed; the attempt's outcome does not depend on it.
+    }
+  }
+
+  private decide(outcome: AttemptOutcome): void {
+    if (this.decided) return;
+    this.decided = true;
+    clearTimeout(this.timer);
+    this.unsubscribe?.();
+    this.resolve(outcome);
+  }
+}
+
+// Timer callbacks take the attempt as their argument: no closure per call.
+function timeoutFired(attempt: DeliveryAttempt): void {
+  attempt.timedOutNow();
+}
+
+function settleMarginEnded(attempt: DeliveryAttempt): void {
+  attempt.settleMarginEnded();
+}
+
+const UNREADABLE: AttemptOutcome = {
+  kind: 'retriable',
+  errorCode: 'provider_error_unreadable',
+  errorMessage: 'provider adapter threw an error that could not be read',
+};
+
+/** What an answer in time comes to: Sent with a storable id, or a failure without one. */
+function answerOutcome(result: unknown, message: OutgoingNotification): AttemptOutcome {
+  const providerMessageId = messageIdOf(result);
+  if (providerMessageId === null) {
+    return {
+      kind: 'retriable',
+      errorCode: 'provider_invalid_result',
+      errorMessage: 'provider adapter returned no providerMessageId',
+    };
+  }
+  return { kind: 'sent', providerMessageId: storableMessageId(providerMessageId, message) };
 }
 
 /** Told once when the worker's interrupt fires; returns the unsubscribe. */

@@ -8,10 +8,13 @@ import { InjectNotificationsRetryDataSource } from '../persistence/notifications
 import {
   compileSettleRows,
   SETTLED_ROW_ARRAYS,
+  SETTLED_ROW_JSON,
   type SettledRowArray,
+  type SettledRowJson,
   type SettleRowsValue,
 } from '../persistence/sql/settle-rows.sql';
 import { arrayLiteral, type ArrayElement } from '../persistence/sql/array-literal';
+import { jsonArray } from '../persistence/sql/json-array';
 import { fenceValues } from '../persistence/sql/lease-fence-parameters';
 import type { BoundStatement } from '../persistence/sql/sql-statement';
 import { SqlRunner } from '../persistence/sql-runner';
@@ -68,7 +71,7 @@ export class OutcomeWriterFactory {
       (outcomes) =>
         this.sql.run<{ leased: boolean; settled: string[] }>(
           this.statement,
-          this.statement.values({ ...fence, ...columnArrays(outcomes) }),
+          this.statement.values({ ...fence, ...columnArrays(outcomes), ...jsonColumns(outcomes) }),
           connectBy,
         ),
       settings,
@@ -255,7 +258,7 @@ async function inLanes<T>(
 /** The settle statement's arrays: index i of each is outcome i. */
 function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, string> {
   const value = (o: RowOutcome, name: SettledRowArray): ArrayElement => {
-    const { row, transition: t, event, attempt } = o;
+    const { row, transition: t, event } = o;
     switch (name) {
       case 'id':
         return row.id;
@@ -285,12 +288,6 @@ function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, 
         return event?.messageKey ?? null;
       case 'eventContractVersion':
         return event?.contractVersion ?? null;
-      case 'eventPayload':
-        return event?.payload ?? null;
-      case 'eventHeaders':
-        return event?.headers ?? null;
-      case 'historyEntry':
-        return JSON.stringify(attemptHistoryFields(attempt, t));
     }
   };
   const arrays = {} as Record<SettledRowArray, string>;
@@ -298,4 +295,24 @@ function columnArrays(outcomes: readonly RowOutcome[]): Record<SettledRowArray, 
     arrays[name] = arrayLiteral(outcomes.map((o) => value(o, name)));
   }
   return arrays;
+}
+
+/** The settle statement's JSON arrays: element i of each is outcome i's JSON text, or null. */
+function jsonColumns(outcomes: readonly RowOutcome[]): Record<SettledRowJson, string> {
+  const value = (
+    { transition, event, attempt }: RowOutcome,
+    name: SettledRowJson,
+  ): string | null => {
+    switch (name) {
+      case 'eventPayload':
+        return event?.payload ?? null;
+      case 'eventHeaders':
+        return event?.headers ?? null;
+      case 'historyEntry':
+        return JSON.stringify(attemptHistoryFields(attempt, transition));
+    }
+  };
+  const json = {} as Record<SettledRowJson, string>;
+  for (const name of SETTLED_ROW_JSON) json[name] = jsonArray(outcomes.map((o) => value(o, name)));
+  return json;
 }

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-options.token';
 import { RetryMetrics } from '../observability/retry-metrics';
@@ -15,10 +16,20 @@ import type { ResolvedNotificationsRetryOptions } from '../options/notifications
  * worker itself waits for) it is given up on (`provider-call-abandoned`) and
  * the notification may be sent again.
  */
+/** A call being tracked: what settles with it, and when it started (monotonic ms). */
+interface TrackedCall {
+  readonly settled: Promise<unknown>;
+  readonly startedAt: number;
+}
+
 @Injectable()
 export class ProviderCallsInFlight {
   private readonly logger = new Logger('NotificationsRetryCycle');
-  private readonly calls = new Map<string, Promise<unknown>>();
+  /** In the order the calls started, so the oldest is first: the next one to give up on. */
+  private readonly calls = new Map<string, TrackedCall>();
+  // One timer for every call, due when the oldest is to be given up on: a timer per call would
+  // keep hundreds alive at once for a wait that almost never ends.
+  private sweep: NodeJS.Timeout | null = null;
 
   constructor(
     @Inject(RESOLVED_NOTIFICATIONS_RETRY_OPTIONS)
@@ -28,25 +39,12 @@ export class ProviderCallsInFlight {
 
   /** Records a call until `settled` settles, however it settles, or is given up on. */
   track(notificationId: string, settled: Promise<unknown>): void {
-    this.calls.set(notificationId, settled);
+    // Delete first, so a call tracked again for a notification goes to the end of the order.
+    this.calls.delete(notificationId);
+    this.calls.set(notificationId, { settled, startedAt: performance.now() });
     this.metrics.callsInFlight(this.calls.size);
-    const abandon = setTimeout(() => {
-      if (this.calls.get(notificationId) !== settled) return;
-      this.forget(notificationId, settled);
-      this.logger.warn({
-        msg: 'provider-call-abandoned',
-        event: 'provider-call-abandoned',
-        notificationId,
-        afterMs: this.options.lockTtlMs,
-        note: 'the adapter call never settled; the notification may be sent again',
-      });
-    }, this.options.lockTtlMs);
-    // A hung adapter must not keep the process alive at shutdown.
-    abandon.unref();
-    const settle = (): void => {
-      clearTimeout(abandon);
-      this.forget(notificationId, settled);
-    };
+    this.sweep ??= this.sweepAfter(this.options.lockTtlMs);
+    const settle = (): void => this.forget(notificationId, settled);
     settled.then(settle, settle);
   }
 
@@ -57,7 +55,7 @@ export class ProviderCallsInFlight {
 
   /** Settles once every call tracked now has settled (or been given up on), however each settles. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.calls.values()]);
+    await Promise.allSettled([...this.calls.values()].map((call) => call.settled));
   }
 
   get size(): number {
@@ -65,8 +63,36 @@ export class ProviderCallsInFlight {
   }
 
   private forget(notificationId: string, settled: Promise<unknown>): void {
-    if (this.calls.get(notificationId) !== settled) return;
+    if (this.calls.get(notificationId)?.settled !== settled) return;
     this.calls.delete(notificationId);
     this.metrics.callsInFlight(this.calls.size);
+  }
+
+  private sweepAfter(delayMs: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.abandonOverdue(), delayMs);
+    // A hung adapter must not keep the process alive at shutdown.
+    timer.unref();
+    return timer;
+  }
+
+  /** Gives up on every call older than the lease TTL, then waits for the next oldest. */
+  private abandonOverdue(): void {
+    this.sweep = null;
+    const now = performance.now();
+    for (const [notificationId, call] of this.calls) {
+      const dueInMs = call.startedAt + this.options.lockTtlMs - now;
+      if (dueInMs > 0) {
+        this.sweep = this.sweepAfter(dueInMs);
+        return;
+      }
+      this.forget(notificationId, call.settled);
+      this.logger.warn({
+        msg: 'provider-call-abandoned',
+        event: 'provider-call-abandoned',
+        notificationId,
+        afterMs: this.options.lockTtlMs,
+        note: 'the adapter call never settled; the notification may be sent again',
+      });
+    }
   }
 }

@@ -1,5 +1,9 @@
 import { decodeEchoedText } from './decode-echoed-text';
-import { personalDataMarks, type PersonalDataRules } from './personal-data-marks';
+import {
+  personalDataMarks,
+  sharesPersonalValues,
+  type PersonalDataRules,
+} from './personal-data-marks';
 import type { PersonalValues } from './personal-values';
 import { MAX_SCANNED_ERROR_LENGTH } from './redact-personal-data';
 
@@ -17,5 +21,6 @@ export function containsPersonalData(
   rules: PersonalDataRules = { shapes: true },
 ): boolean {
   const decoded = decodeEchoedText(text.slice(0, MAX_SCANNED_ERROR_LENGTH));
+  if (!rules.shapes) return sharesPersonalValues(decoded, values);
   return personalDataMarks(decoded, values, rules).includes(1);
 }

@@ -1,4 +1,4 @@
-import { personalDataMarks } from './personal-data-marks';
+import { personalDataMarks, sharesPersonalValues } from './personal-data-marks';
 import type { PersonalValues } from './personal-values';
 
 /** `text` with each character marked as personal data shown as `#`: positions must be exact. */
@@ -120,5 +120,73 @@ describe('personalDataMarks', () => {
     ])('does not mark one with %s', (_label, text) => {
       expect(marked(text, {})).toBe(text);
     });
+  });
+});
+
+describe('sharesPersonalValues', () => {
+  const values: PersonalValues = {
+    id: '6f1d2c3b-0000-4000-8000-00000000abcd',
+    recipientAddress: 'Person-6F1D2C3B@Example.com',
+    subject: 'Your monthly statement',
+    body: 'Hello Anna,\tyour statement for account 77123 is ready: https://x.test/s?id=6f1d2c3b-0000-4000-8000-00000000abcd',
+  };
+
+  it('agrees with personalDataMarks on texts cut from the values, the id and noise', () => {
+    // A fixed-seed generator: the same 3,000 texts every run.
+    let seed = 12345;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const sources = [
+      values.id!,
+      values.recipientAddress!,
+      values.subject!,
+      values.body!,
+      'msg-',
+      '@provider.example',
+      'xyzzy 0123',
+    ];
+    const variants = [
+      (t: string) => t,
+      (t: string) => t.toUpperCase(),
+      (t: string) => t.replaceAll(' ', '+'),
+      (t: string) => t.replaceAll(' ', '\n'),
+    ];
+    let agreed = 0;
+    const answers = new Set<boolean>();
+    for (let i = 0; i < 3_000; i++) {
+      let text = '';
+      for (let piece = 0, pieces = 1 + next(3); piece < pieces; piece++) {
+        const source = sources[next(sources.length)];
+        const from = next(source.length);
+        text += variants[next(variants.length)](source.slice(from, from + 1 + next(14)));
+      }
+      const expected = personalDataMarks(text, values, { shapes: false }).includes(1);
+      expect({ text, shares: sharesPersonalValues(text, values) }).toEqual({
+        text,
+        shares: expected,
+      });
+      answers.add(expected);
+      agreed++;
+    }
+    expect(agreed).toBe(3_000);
+    expect([...answers].sort()).toEqual([false, true]);
+  });
+
+  it("finds a run of the address in a provider's id, and not the notification's own id", () => {
+    expect(sharesPersonalValues('sg.person-6f1d2c3b@example', values)).toBe(true);
+    expect(sharesPersonalValues(`bench-${values.id}`, values)).toBe(false);
+  });
+
+  it('finds a value shorter than a run whole', () => {
+    expect(sharesPersonalValues('to ANNA ok', { subject: 'Anna' })).toBe(true);
+    expect(sharesPersonalValues('to ANN ok', { subject: 'Anna' })).toBe(false);
+  });
+
+  it('searches a text longer than a message id as personalDataMarks does', () => {
+    const long = `${'q'.repeat(200)} monthly statement`;
+    expect(sharesPersonalValues(long, values)).toBe(true);
+    expect(sharesPersonalValues('q'.repeat(200), values)).toBe(false);
   });
 });

@@ -15,6 +15,9 @@ const LONG_NUMBER = /\+?\d[\d\s().+-]{5,}\d/g;
 // Not part of an e-mail address as written in prose, JSON or a URL: `to=bob@x.org&y` is the address only.
 const NOT_IN_EMAIL = /[\s@"'<>(),;:=&?/\\[\]{}|]/;
 const FOLDED_SPACE = /[\s+]/g;
+// What folding changes: any whitespace but the space itself, and `+`. Tested first, as most texts
+// have none and a replace would copy them all the same.
+const NEEDS_SPACE_FOLDING = /[^\S ]|\+/;
 // A noncharacter: stands in the folded text for the notification's id, which nothing may match.
 const NEVER_MATCHES = '\uFFFF';
 
@@ -41,33 +44,15 @@ export function personalDataMarks(
   rules: PersonalDataRules,
 ): Uint8Array {
   const marks = new Uint8Array(text.length);
-  let key = foldForMatching(text);
-  const idSpans = spansOf(key, values.id);
-  // No run that reaches into the id can match: `msg-<id>` does not share `-6f1d2c3` with
-  // an address `person-6f1d2c3b@…`.
-  if (idSpans.length > 0) {
-    let masked = '';
-    let from = 0;
-    for (const [start, end] of idSpans) {
-      masked += `${key.slice(from, start)}${NEVER_MATCHES.repeat(end - start)}`;
-      from = end;
-    }
-    key = `${masked}${key.slice(from)}`;
-  }
+  const idSpans = spansOf(foldForMatching(text), values.id);
+  const key = matchingKey(text, idSpans);
   let runs: TextRuns | undefined;
-  for (const value of [values.recipientAddress, values.subject, values.body]) {
-    if (typeof value !== 'string' || value.length < MIN_WHOLE_VALUE_LENGTH) continue;
-    // As typed and decoded: a body holding `a\"b` is echoed as either.
-    const decoded = decodeEchoedText(value);
-    const variants = [foldForMatching(value)];
-    if (decoded !== value) variants.push(foldForMatching(decoded));
-    for (const variant of variants) {
-      if (variant.length < PERSONAL_RUN_LENGTH) {
-        markEvery(key, variant, marks);
-      } else {
-        runs ??= new TextRuns(key);
-        runs.markSharedWith(variant, marks);
-      }
+  for (const variant of valueVariants(values)) {
+    if (variant.length < PERSONAL_RUN_LENGTH) {
+      markEvery(key, variant, marks);
+    } else {
+      runs ??= new TextRuns(key);
+      runs.markSharedWith(variant, marks);
     }
   }
   if (rules.shapes) {
@@ -81,19 +66,74 @@ export function personalDataMarks(
 }
 
 /**
+ * Whether `personalDataMarks(text, values, { shapes: false })` would mark
+ * anything, found without building the marks or an index of the text's runs:
+ * stops at the first value found. What a provider message id is checked with,
+ * once per success.
+ */
+export function sharesPersonalValues(text: string, values: PersonalValues): boolean {
+  // A long text is searched through its index of runs: comparing each hash of a value with all of
+  // its own would cost a value's length times the text's.
+  if (text.length > MAX_SHORT_TEXT_LENGTH)
+    return personalDataMarks(text, values, NO_SHAPES).includes(1);
+  const key = matchingKey(text, spansOf(foldForMatching(text), values.id));
+  let runs: RunHashes | undefined;
+  for (const variant of valueVariants(values)) {
+    if (variant.length < PERSONAL_RUN_LENGTH) {
+      if (key.includes(variant)) return true;
+    } else if (key.length >= PERSONAL_RUN_LENGTH) {
+      runs ??= new RunHashes(key);
+      if (runs.foundIn(variant)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The folded text, with the notification's id masked where it occurs whole.
+ * No run that reaches into the id can match: `msg-<id>` does not share
+ * `-6f1d2c3` with an address `person-6f1d2c3b@…`.
+ */
+function matchingKey(text: string, idSpans: ReadonlyArray<[number, number]>): string {
+  const key = foldForMatching(text);
+  if (idSpans.length === 0) return key;
+  let masked = '';
+  let from = 0;
+  for (const [start, end] of idSpans) {
+    masked += `${key.slice(from, start)}${NEVER_MATCHES.repeat(end - start)}`;
+    from = end;
+  }
+  return `${masked}${key.slice(from)}`;
+}
+
+/** The row's values folded, each as typed and decoded (a body holding `a\"b` is echoed as either). */
+function* valueVariants(values: PersonalValues): Generator<string> {
+  for (const value of [values.recipientAddress, values.subject, values.body]) {
+    if (typeof value !== 'string' || value.length < MIN_WHOLE_VALUE_LENGTH) continue;
+    const decoded = decodeEchoedText(value);
+    yield foldForMatching(value);
+    if (decoded !== value) yield foldForMatching(decoded);
+  }
+}
+
+/**
  * Lower case, one kind of space. One character for one, so that positions in
  * the folded text are positions in the text.
  */
 function foldForMatching(text: string): string {
   const lower = text.toLowerCase();
-  if (lower.length === text.length) return lower.replace(FOLDED_SPACE, ' ');
+  if (lower.length === text.length) return foldSpaces(lower);
   // A few characters (İ) lower-case to two: keep those as they are.
   let folded = '';
   for (const char of text) {
     const lowerChar = char.toLowerCase();
     folded += lowerChar.length === char.length ? lowerChar : char;
   }
-  return folded.replace(FOLDED_SPACE, ' ');
+  return foldSpaces(folded);
+}
+
+function foldSpaces(text: string): string {
+  return NEEDS_SPACE_FOLDING.test(text) ? text.replace(FOLDED_SPACE, ' ') : text;
 }
 
 /** Where the notification's id occurs whole in the folded text. */
@@ -129,6 +169,66 @@ const MAX_FILTER_BITS = 16;
 interface TextRun {
   readonly run: string;
   readonly positions: number[];
+}
+
+/** Texts up to this long (provider message ids) are searched by `RunHashes`. */
+const MAX_SHORT_TEXT_LENGTH = 128;
+const NO_SHAPES: PersonalDataRules = { shapes: false };
+// 1,024 bits: a short text's runs set at most an eighth of them, so most positions of a value stop
+// at the filter.
+const RUN_FILTER_WORDS = 32;
+
+/** The hashes of a short text's runs, for a yes-or-no search of values for any of them. */
+class RunHashes {
+  private readonly hashes: Int32Array;
+  private readonly filter = new Uint32Array(RUN_FILTER_WORDS);
+
+  constructor(private readonly key: string) {
+    this.hashes = new Int32Array(key.length - PERSONAL_RUN_LENGTH + 1);
+    let hash = 0;
+    for (let at = 0; at < key.length; at++) {
+      hash = rollHash(
+        hash,
+        at >= PERSONAL_RUN_LENGTH ? key.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
+        key.charCodeAt(at),
+      );
+      if (at < PERSONAL_RUN_LENGTH - 1) continue;
+      this.hashes[at - PERSONAL_RUN_LENGTH + 1] = hash;
+      const bit = filterBit(hash);
+      this.filter[bit >>> 5] |= 1 << (bit & 31);
+    }
+  }
+
+  /** Whether any run of the text occurs in `value`. */
+  foundIn(value: string): boolean {
+    let hash = 0;
+    for (let at = 0; at < value.length; at++) {
+      hash = rollHash(
+        hash,
+        at >= PERSONAL_RUN_LENGTH ? value.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
+        value.charCodeAt(at),
+      );
+      if (at < PERSONAL_RUN_LENGTH - 1) continue;
+      const bit = filterBit(hash);
+      if ((this.filter[bit >>> 5] & (1 << (bit & 31))) === 0) continue;
+      const start = at - PERSONAL_RUN_LENGTH + 1;
+      for (let run = 0; run < this.hashes.length; run++) {
+        if (this.hashes[run] === hash && this.sameRun(run, value, start)) return true;
+      }
+    }
+    return false;
+  }
+
+  private sameRun(run: number, value: string, start: number): boolean {
+    for (let i = 0; i < PERSONAL_RUN_LENGTH; i++) {
+      if (this.key.charCodeAt(run + i) !== value.charCodeAt(start + i)) return false;
+    }
+    return true;
+  }
+}
+
+function filterBit(hash: number): number {
+  return (hash ^ (hash >>> 16)) & (RUN_FILTER_WORDS * 32 - 1);
 }
 
 /** The runs of the text not yet found in a value, by hash, each with where it starts. */

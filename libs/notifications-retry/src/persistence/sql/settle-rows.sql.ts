@@ -24,14 +24,24 @@ export const SETTLED_ROW_ARRAYS = [
   ['eventTopic', 'text'],
   ['eventMessageKey', 'text'],
   ['eventContractVersion', 'int'],
-  ['eventPayload', 'text'],
-  ['eventHeaders', 'text'],
-  /** The attempt history entry's fields but `attempt` and `at` (JSON text; the statement adds them). */
-  ['historyEntry', 'text'],
+] as const;
+
+/**
+ * The rows' JSON values, one parameter each: a JSON array whose element i is
+ * row i's (null where it has none). The values are JSON already, so the array
+ * is their texts joined: in a `text[]` literal every quote in them would be
+ * escaped, a copy of every payload per statement.
+ */
+export const SETTLED_ROW_JSON = [
+  'eventPayload',
+  'eventHeaders',
+  /** The attempt history entry's fields but `attempt` and `at` (the statement adds them). */
+  'historyEntry',
 ] as const;
 
 export type SettledRowArray = (typeof SETTLED_ROW_ARRAYS)[number][0];
-export type SettleRowsValue = FenceValue | SettledRowArray;
+export type SettledRowJson = (typeof SETTLED_ROW_JSON)[number];
+export type SettleRowsValue = FenceValue | SettledRowArray | SettledRowJson;
 
 /** The row columns an outcome sets, by their key in SETTLED_ROW_ARRAYS. */
 const OUTCOME_COLUMNS = [
@@ -66,18 +76,23 @@ export function compileSettleRows(
   const fenceSql = embedFence(p, fence);
   const arrays = SETTLED_ROW_ARRAYS.map(([name, type]) => `${p.ref(name)}::${type}[]`);
   const names = SETTLED_ROW_ARRAYS.map(([name]) => `"${name}"`);
+  // unnest's ordinality is 1-based, a jsonb array's index 0-based.
+  const json = SETTLED_ROW_JSON.map(
+    (name) => `(${p.ref(name)}::jsonb -> (u.i - 1)::int) AS "${name}"`,
+  );
   const set = OUTCOME_COLUMNS.map((property) => `${n.column(property)} = r."${property}"`);
   // The entry's attempt is the row's attempts as this statement writes them.
   const history = appendAttemptHistorySql(
     `n.${n.column('attemptHistory')}`,
-    attemptHistoryEntrySql('r."historyEntry"::jsonb', 'r."attempts"'),
+    attemptHistoryEntrySql('r."historyEntry"', 'r."attempts"'),
   );
 
   return p.compile(
     'settle_rows',
     `WITH lease AS (${fenceSql}),
      r AS (
-       SELECT * FROM unnest(${arrays.join(', ')}) AS r(${names.join(', ')})
+       SELECT u.*, ${json.join(', ')}
+         FROM unnest(${arrays.join(', ')}) WITH ORDINALITY AS u(${names.join(', ')}, i)
         WHERE EXISTS (SELECT 1 FROM lease)
      ),
      settled AS (
@@ -96,7 +111,7 @@ export function compileSettleRows(
        INSERT INTO ${o.table} (${o.column('id')}, ${o.column('topic')}, ${o.column('messageKey')},
                                ${o.column('contractVersion')}, ${o.column('payload')}, ${o.column('headers')})
        SELECT r."eventId", r."eventTopic", r."eventMessageKey", r."eventContractVersion",
-              ${withEventSequence('r."eventPayload"::jsonb', 'settled.sequence')}, r."eventHeaders"::jsonb
+              ${withEventSequence('r."eventPayload"', 'settled.sequence')}, r."eventHeaders"
          FROM r JOIN settled ON settled.id = r."id"
         WHERE r."eventId" IS NOT NULL
      )
