@@ -20,6 +20,12 @@ class CountedFailure extends Error {
   }
 }
 
+/** A retriable outcome as the rejection opossum counts; any other as it is. */
+function countRetriable(outcome: AttemptOutcome): AttemptOutcome {
+  if (outcome.kind === 'retriable') throw new CountedFailure(outcome);
+  return outcome;
+}
+
 /**
  * One opossum breaker per provider key. Only retriable failures (timeouts, 5xx,
  * unknown errors) count: a rejected address or a 429 says the provider is up.
@@ -71,7 +77,13 @@ export class ProviderCircuitBreakers implements OnModuleDestroy {
     caller?: CircuitCaller,
   ): Promise<AttemptOutcome> {
     if (!this.options.circuitBreaker.enabled) return attempt();
-    if (caller) this.lastCaller.set(providerKey, caller);
+    // Copied once per cycle: the caller may be the whole cycle's state, which must not outlive it here.
+    if (caller && this.lastCaller.get(providerKey)?.runId !== caller.runId) {
+      this.lastCaller.set(providerKey, {
+        runId: caller.runId,
+        correlationId: caller.correlationId,
+      });
+    }
     try {
       return await this.breakerFor(providerKey).fire(attempt);
     } catch (error) {
@@ -88,11 +100,7 @@ export class ProviderCircuitBreakers implements OnModuleDestroy {
     if (existing) return existing;
     const settings = this.options.circuitBreaker;
     const breaker = new CircuitBreaker<[Attempt], AttemptOutcome>(
-      async (attempt: Attempt) => {
-        const outcome = await attempt();
-        if (outcome.kind === 'retriable') throw new CountedFailure(outcome);
-        return outcome;
-      },
+      (attempt: Attempt) => attempt().then(countRetriable),
       {
         name: providerKey,
         // The channel timeout already bounds every call; a second timer here would disagree with it.
@@ -102,6 +110,9 @@ export class ProviderCircuitBreakers implements OnModuleDestroy {
         resetTimeout: settings.resetTimeoutMs,
         rollingCountTimeout: settings.rollingWindowMs,
         rollingCountBuckets: 10,
+        // Nothing reads its latency percentiles, and with them on opossum concatenates and sorts
+        // every latency of the window on each failure, to decide whether to open.
+        rollingPercentilesEnabled: false,
       },
     );
     breaker.on('open', () => this.changed(providerKey, 'open'));

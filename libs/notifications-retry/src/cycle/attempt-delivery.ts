@@ -227,8 +227,9 @@ class DeliveryAttempt {
           writtenOffAs: this.writtenOff,
         });
       }
-    } catch {
-      this.decide(UNREADABLE);
+    } catch (error) {
+      // A getter on the result (providerMessageId) threw: the adapter failed after all.
+      this.failedWith(error);
     }
   }
 

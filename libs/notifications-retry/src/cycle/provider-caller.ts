@@ -80,58 +80,60 @@ export class ProviderCaller {
     );
     const carrier: Record<string, string> = {};
     propagation.inject(trace.setSpan(otelContext.active(), span), carrier);
-    // Resolved once the late success (if any) is written: until then the call counts as in flight,
-    // so this instance does not claim the notification again only to find it Sent.
-    let lateWrite: Promise<void> = Promise.resolve();
+    // The write of a late success, if one came: until it is done the call counts as in flight, so
+    // this instance does not claim the notification again only to find it Sent. Without one the
+    // call's settling is the end of it (no promise to adopt).
+    let lateWrite: Promise<void> | undefined;
     // Set when the adapter is called: after the pacer's wait and the circuit's verdict, which are
     // the worker's time, not the provider's.
     let callStartedAt: number | null = null;
     try {
+      const rate = channel.config.rateLimitPerSec;
+      const attempt = (): Promise<AttemptOutcome> =>
+        attemptDelivery(
+          channel.adapter,
+          {
+            id: row.id,
+            tenantId: row.tenantId,
+            channel: row.channel,
+            recipientAddress: row.recipientAddress,
+            subject: row.subject,
+            body: row.body,
+            attempts: row.attempts,
+          },
+          channel.config.timeoutMs,
+          cycle.interrupt,
+          {
+            settleMarginMs: this.settleMarginMs(row, channel),
+            onCallStarted: (settled) => {
+              callStartedAt = performance.now();
+              this.callsInFlight.track(
+                row.id,
+                settled.then(
+                  () => lateWrite,
+                  () => lateWrite,
+                ),
+              );
+            },
+            onLateAnswer: (late) => this.reporter.lateAnswer(cycle, row, channel, late),
+            onLateSuccess: (success) => {
+              lateWrite = this.lateSuccesses.record({
+                row,
+                channel,
+                success,
+                runId: cycle.runId,
+                correlationId: cycle.correlationId,
+                traceparent: carrier.traceparent,
+                latencyMs: callStartedAt === null ? null : performance.now() - callStartedAt,
+              });
+            },
+          },
+        );
+      // An unpaced channel's call goes straight through: no wait to await, no promise for it.
       const outcome = await this.circuits.call(
         channel.config.providerKey,
-        async () => {
-          await this.pacer.awaitCallSlot(row.channel, channel.config.rateLimitPerSec);
-          return attemptDelivery(
-            channel.adapter,
-            {
-              id: row.id,
-              tenantId: row.tenantId,
-              channel: row.channel,
-              recipientAddress: row.recipientAddress,
-              subject: row.subject,
-              body: row.body,
-              attempts: row.attempts,
-            },
-            channel.config.timeoutMs,
-            cycle.interrupt,
-            {
-              settleMarginMs: this.settleMarginMs(row, channel),
-              onCallStarted: (settled) => {
-                callStartedAt = performance.now();
-                this.callsInFlight.track(
-                  row.id,
-                  settled.then(
-                    () => lateWrite,
-                    () => lateWrite,
-                  ),
-                );
-              },
-              onLateAnswer: (late) => this.reporter.lateAnswer(cycle, row, channel, late),
-              onLateSuccess: (success) => {
-                lateWrite = this.lateSuccesses.record({
-                  row,
-                  channel,
-                  success,
-                  runId: cycle.runId,
-                  correlationId: cycle.correlationId,
-                  traceparent: carrier.traceparent,
-                  latencyMs: callStartedAt === null ? null : performance.now() - callStartedAt,
-                });
-              },
-            },
-          );
-        },
-        { runId: cycle.runId, correlationId: cycle.correlationId },
+        rate === null ? attempt : () => this.pacer.awaitCallSlot(row.channel, rate).then(attempt),
+        cycle,
       );
       span.setAttribute('notifications.outcome', outcome.kind);
       if (outcome.kind !== 'sent') {

@@ -48,9 +48,9 @@ export class ProviderCallsInFlight {
     settled.then(settle, settle);
   }
 
-  /** The notifications with a call in flight, for the claim to leave out. */
-  notificationIds(): string[] {
-    return [...this.calls.keys()];
+  /** The notifications with a call in flight, for the claim to leave out (read, not copied: every claim asks). */
+  notificationIds(): IterableIterator<string> {
+    return this.calls.keys();
   }
 
   /** Settles once every call tracked now has settled (or been given up on), however each settles. */

@@ -8,7 +8,7 @@ import { ClaimRelease } from './claim-release';
 import type { ClaimedRow } from './claimed-row';
 import { CycleReporter } from './cycle-reporter';
 import type { CycleState, EligibleChannel } from './cycle-state';
-import { ProviderCaller } from './provider-caller';
+import { ProviderCaller, type CallResult } from './provider-caller';
 import type { RowTransition } from './row-transition';
 import { settleRow } from './settle-row';
 import { TurnGate } from './turn-gate';
@@ -56,7 +56,12 @@ export class RowRunner {
         callEnded();
         return await this.handBack(cycle, [row], 'claim-too-short');
       }
-      const call = await this.caller.call(cycle, row, channel).finally(callEnded);
+      let call: CallResult;
+      try {
+        call = await this.caller.call(cycle, row, channel);
+      } finally {
+        callEnded();
+      }
       // What follows (settle, outbox event, write) waits for its turn: a wave of answers is then
       // handled a slice at a time, and the timers and I/O of the process run in between.
       await this.turns.turn();

@@ -1,9 +1,5 @@
 import { decodeEchoedText } from './decode-echoed-text';
-import {
-  personalDataMarks,
-  sharesPersonalValues,
-  type PersonalDataRules,
-} from './personal-data-marks';
+import { hasPersonalData, type PersonalDataRules } from './personal-data-marks';
 import type { PersonalValues } from './personal-values';
 import { MAX_SCANNED_ERROR_LENGTH } from './redact-personal-data';
 
@@ -21,6 +17,5 @@ export function containsPersonalData(
   rules: PersonalDataRules = { shapes: true },
 ): boolean {
   const decoded = decodeEchoedText(text.slice(0, MAX_SCANNED_ERROR_LENGTH));
-  if (!rules.shapes) return sharesPersonalValues(decoded, values);
-  return personalDataMarks(decoded, values, rules).includes(1);
+  return hasPersonalData(decoded, values, rules);
 }

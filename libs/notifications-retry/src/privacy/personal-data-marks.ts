@@ -66,6 +66,20 @@ export function personalDataMarks(
 }
 
 /**
+ * Whether `personalDataMarks(text, values, rules)` would mark anything: without
+ * shapes, found by `sharesPersonalValues`, which builds no marks.
+ */
+export function hasPersonalData(
+  text: string,
+  values: PersonalValues,
+  rules: PersonalDataRules,
+): boolean {
+  return rules.shapes
+    ? personalDataMarks(text, values, rules).includes(1)
+    : sharesPersonalValues(text, values);
+}
+
+/**
  * Whether `personalDataMarks(text, values, { shapes: false })` would mark
  * anything, found without building the marks or an index of the text's runs:
  * stops at the first value found. What a provider message id is checked with,
