@@ -49,6 +49,33 @@ const untilAborted = (signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 
 describe('attemptDelivery: the settle margin after the timeout', () => {
+  it('with no margin, writes the call off with the timeout: an answer the next I/O turn brings is late', async () => {
+    // An answer that arrives by I/O right after the abort (setImmediate: the check phase, after the
+    // poll) comes after the timeout's own turn of the event loop, which is where the write-off is.
+    const late: LateAnswer[] = [];
+    const successes: LateSuccess[] = [];
+    const adapter = new Adapter(async ({ signal }) => {
+      await untilAborted(signal);
+      await new Promise((resolve) => setImmediate(resolve));
+      return { providerMessageId: 'late-id' };
+    });
+
+    const outcome = await attemptDelivery(adapter, message, 20, undefined, {
+      settleMarginMs: 0,
+      onLateAnswer: (answer) => late.push(answer),
+      onLateSuccess: (success) => successes.push(success),
+    });
+    await sleep(10);
+
+    expect(outcome).toMatchObject({
+      kind: 'retriable',
+      errorCode: 'provider_timeout',
+      unsettled: true,
+    });
+    expect(late).toEqual([{ answer: 'resolved', recorded: false, delivered: true }]);
+    expect(successes).toEqual([{ providerMessageId: 'late-id', writtenOffAs: 'timeout' }]);
+  });
+
   it('takes a success inside the margin as the outcome, and says it was late', async () => {
     const late: LateAnswer[] = [];
     const adapter = new Adapter(async ({ signal }) => {

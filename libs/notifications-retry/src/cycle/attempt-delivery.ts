@@ -125,9 +125,9 @@ const INTERRUPTED: AttemptOutcome = { kind: 'interrupted', errorCode: 'worker_in
  * One call's state, with every way it can end as a method: the adapter's
  * answer, its failure, the timeout, the end of the settle margin, the worker's
  * interrupt. The first to decide resolves the attempt; what comes after it is
- * a late answer. One object, one timer and one promise of the attempt's own
- * per call: hundreds are in flight at once, and whatever each keeps alive the
- * young generation copies at every scavenge.
+ * a late answer. One object, one timer (two without a settle margin) and one
+ * promise of the attempt's own per call: hundreds are in flight at once, and
+ * whatever each keeps alive the young generation copies at every scavenge.
  */
 class DeliveryAttempt {
   private readonly controller = new AbortController();
@@ -138,8 +138,9 @@ class DeliveryAttempt {
   // microtasks of an earlier answer have run, so an answer that came first always wins.
   private writtenOff: LateSuccess['writtenOffAs'] | null = null;
   private decided = false;
-  // The timeout's, then (once the signal has fired) the settle margin's.
-  private timer: NodeJS.Timeout | undefined;
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  // Set when the signal fires, for what is left of the margin; at the start when there is none.
+  private settleTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -154,7 +155,12 @@ class DeliveryAttempt {
   }
 
   start(): void {
-    this.timer = setTimeout(timeoutFired, this.timeoutMs, this);
+    this.timeoutTimer = setTimeout(timeoutFired, this.timeoutMs, this);
+    // Without a margin the write-off comes with the timeout: set now, it runs right after the
+    // timeout's timer and the microtasks the abort sets off, before any I/O can bring an answer.
+    if (this.settleMarginMs <= 0) {
+      this.settleTimer = setTimeout(settleMarginEnded, this.timeoutMs, this);
+    }
     if (this.interrupt) this.unsubscribe = subscribe(this.interrupt, () => this.interrupted());
     let send: Promise<unknown>;
     try {
@@ -184,8 +190,11 @@ class DeliveryAttempt {
   timedOutNow(): void {
     this.timedOut = true;
     this.controller.abort(new ProviderTimeout(`provider call exceeded ${this.timeoutMs} ms`));
+    if (this.decided || this.settleTimer) return;
     const lateMs = Math.max(0, performance.now() - this.startedAt - this.timeoutMs);
-    this.timer = setTimeout(settleMarginEnded, Math.max(0, this.settleMarginMs - lateMs), this);
+    // Whole milliseconds: Node keeps one timer list per duration.
+    const leftMs = Math.ceil(Math.max(0, this.settleMarginMs - lateMs));
+    this.settleTimer = setTimeout(settleMarginEnded, leftMs, this);
   }
 
   settleMarginEnded(): void {
@@ -277,7 +286,8 @@ class DeliveryAttempt {
   private decide(outcome: AttemptOutcome): void {
     if (this.decided) return;
     this.decided = true;
-    clearTimeout(this.timer);
+    clearTimeout(this.timeoutTimer);
+    clearTimeout(this.settleTimer);
     this.unsubscribe?.();
     this.resolve(outcome);
   }

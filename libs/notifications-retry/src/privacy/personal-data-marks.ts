@@ -44,8 +44,9 @@ export function personalDataMarks(
   rules: PersonalDataRules,
 ): Uint8Array {
   const marks = new Uint8Array(text.length);
-  const idSpans = spansOf(foldForMatching(text), values.id);
-  const key = matchingKey(text, idSpans);
+  const folded = foldForMatching(text);
+  const idSpans = spansOf(folded, values.id);
+  const key = withIdMasked(folded, idSpans);
   let runs: TextRuns | undefined;
   for (const variant of valueVariants(values)) {
     if (variant.length < PERSONAL_RUN_LENGTH) {
@@ -90,7 +91,8 @@ export function sharesPersonalValues(text: string, values: PersonalValues): bool
   // its own would cost a value's length times the text's.
   if (text.length > MAX_SHORT_TEXT_LENGTH)
     return personalDataMarks(text, values, NO_SHAPES).includes(1);
-  const key = matchingKey(text, spansOf(foldForMatching(text), values.id));
+  const folded = foldForMatching(text);
+  const key = withIdMasked(folded, spansOf(folded, values.id));
   let runs: RunHashes | undefined;
   for (const variant of valueVariants(values)) {
     if (variant.length < PERSONAL_RUN_LENGTH) {
@@ -104,12 +106,11 @@ export function sharesPersonalValues(text: string, values: PersonalValues): bool
 }
 
 /**
- * The folded text, with the notification's id masked where it occurs whole.
+ * The folded text with the notification's id masked where it occurs whole.
  * No run that reaches into the id can match: `msg-<id>` does not share
  * `-6f1d2c3` with an address `person-6f1d2c3b@…`.
  */
-function matchingKey(text: string, idSpans: ReadonlyArray<[number, number]>): string {
-  const key = foldForMatching(text);
+function withIdMasked(key: string, idSpans: ReadonlyArray<[number, number]>): string {
   if (idSpans.length === 0) return key;
   let masked = '';
   let from = 0;
