@@ -747,4 +747,29 @@ describe('attemptDelivery: values that must not fail the row write', () => {
       errorMessage: 'provider adapter threw an error that could not be read',
     });
   });
+
+  it('classifies a thrown object that cannot even be type-checked, after the timeout, as unreadable', async () => {
+    // A Proxy whose prototype trap throws: `instanceof DeliveryError` itself throws.
+    const unreadable: unknown = new Proxy(
+      {},
+      {
+        getPrototypeOf() {
+          throw new Error('trap exploded');
+        },
+      },
+    );
+    const adapter = new FakeAdapter(
+      ({ signal }) =>
+        new Promise((_, reject) =>
+          signal.addEventListener('abort', () => reject(unreadable), { once: true }),
+        ),
+    );
+    await expect(
+      attemptDelivery(adapter, message, 20, undefined, { settleMarginMs: 200 }),
+    ).resolves.toEqual({
+      kind: 'retriable',
+      errorCode: 'provider_error_unreadable',
+      errorMessage: 'provider adapter threw an error that could not be read',
+    });
+  });
 });

@@ -258,20 +258,25 @@ class DeliveryAttempt {
   private failedWith(error: unknown): void {
     if (this.writtenOff !== null) return;
     if (this.interrupt?.aborted) return this.decide(INTERRUPTED);
+    try {
+      this.decide(this.failureOutcome(error));
+    } catch {
+      // Reading the thrown object threw (a getter, a Proxy's trap under instanceof): still a
+      // failure, not a crash. This runs in a microtask of its own, where a throw would be uncaught.
+      this.decide(UNREADABLE);
+    }
+  }
+
+  private failureOutcome(error: unknown): AttemptOutcome {
     if (this.timedOut && !(error instanceof DeliveryError)) {
       // The adapter gave up at our signal: what it threw is about the abort, not the provider.
-      return this.decide({
+      return {
         kind: 'retriable',
         errorCode: PROVIDER_TIMEOUT_CODE,
         errorMessage: `provider call exceeded ${this.timeoutMs} ms`,
-      });
+      };
     }
-    try {
-      this.decide(classifyFailure(error, this.message));
-    } catch {
-      // A getter on the thrown object (message, code, retryAfterMs) threw: still a failure, not a crash.
-      this.decide(UNREADABLE);
-    }
+    return classifyFailure(error, this.message);
   }
 
   /** A listener that throws must not keep the attempt from being decided. */
