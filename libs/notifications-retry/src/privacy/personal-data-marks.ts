@@ -200,38 +200,23 @@ class RunHashes {
 
   constructor(private readonly key: string) {
     this.hashes = new Int32Array(key.length - PERSONAL_RUN_LENGTH + 1);
-    let hash = 0;
-    for (let at = 0; at < key.length; at++) {
-      hash = rollHash(
-        hash,
-        at >= PERSONAL_RUN_LENGTH ? key.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
-        key.charCodeAt(at),
-      );
-      if (at < PERSONAL_RUN_LENGTH - 1) continue;
-      this.hashes[at - PERSONAL_RUN_LENGTH + 1] = hash;
+    someRun(key, (hash, start) => {
+      this.hashes[start] = hash;
       const bit = filterBit(hash);
       this.filter[bit >>> 5] |= 1 << (bit & 31);
-    }
+    });
   }
 
   /** Whether any run of the text occurs in `value`. */
   foundIn(value: string): boolean {
-    let hash = 0;
-    for (let at = 0; at < value.length; at++) {
-      hash = rollHash(
-        hash,
-        at >= PERSONAL_RUN_LENGTH ? value.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
-        value.charCodeAt(at),
-      );
-      if (at < PERSONAL_RUN_LENGTH - 1) continue;
+    return someRun(value, (hash, start) => {
       const bit = filterBit(hash);
-      if ((this.filter[bit >>> 5] & (1 << (bit & 31))) === 0) continue;
-      const start = at - PERSONAL_RUN_LENGTH + 1;
+      if ((this.filter[bit >>> 5] & (1 << (bit & 31))) === 0) return false;
       for (let run = 0; run < this.hashes.length; run++) {
         if (this.hashes[run] === hash && this.sameRun(run, value, start)) return true;
       }
-    }
-    return false;
+      return false;
+    });
   }
 
   private sameRun(run: number, value: string, start: number): boolean {
@@ -261,16 +246,8 @@ class TextRuns {
     );
     this.filter = new Uint8Array(1 << bits);
     this.filterMask = (1 << bits) - 1;
-    let hash = 0;
-    for (let at = 0; at < key.length; at++) {
-      hash = rollHash(
-        hash,
-        at >= PERSONAL_RUN_LENGTH ? key.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
-        key.charCodeAt(at),
-      );
-      if (at < PERSONAL_RUN_LENGTH - 1) continue;
-      const start = at - PERSONAL_RUN_LENGTH + 1;
-      const run = key.slice(start, at + 1);
+    someRun(key, (hash, start) => {
+      const run = key.slice(start, start + PERSONAL_RUN_LENGTH);
       this.filter[this.slot(hash)] = 1;
       const bucket = this.byHash.get(hash);
       const entry = bucket?.find((candidate) => candidate.run === run);
@@ -278,7 +255,7 @@ class TextRuns {
       else if (bucket !== undefined) bucket.push({ run, positions: [start] });
       else this.byHash.set(hash, [{ run, positions: [start] }]);
       if (entry === undefined) this.remaining++;
-    }
+    });
   }
 
   private slot(hash: number): number {
@@ -291,27 +268,42 @@ class TextRuns {
    * repeats it: linear, even for a 100 KB body of one repeated letter.
    */
   markSharedWith(value: string, marks: Uint8Array): void {
-    let hash = 0;
-    for (let at = 0; at < value.length && this.remaining > 0; at++) {
-      hash = rollHash(
-        hash,
-        at >= PERSONAL_RUN_LENGTH ? value.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
-        value.charCodeAt(at),
-      );
-      if (at < PERSONAL_RUN_LENGTH - 1 || this.filter[this.slot(hash)] === 0) continue;
+    if (this.remaining === 0) return;
+    someRun(value, (hash, start) => {
+      if (this.filter[this.slot(hash)] === 0) return false;
       const bucket = this.byHash.get(hash);
-      if (bucket === undefined) continue;
-      const start = at - PERSONAL_RUN_LENGTH + 1;
+      if (bucket === undefined) return false;
       const index = bucket.findIndex((candidate) => value.startsWith(candidate.run, start));
-      if (index === -1) continue;
+      if (index === -1) return false;
       for (const position of bucket[index].positions) {
         marks.fill(1, position, position + PERSONAL_RUN_LENGTH);
       }
       bucket.splice(index, 1);
       if (bucket.length === 0) this.byHash.delete(hash);
       this.remaining--;
+      // Every run of the text found: the rest of the value can add nothing.
+      return this.remaining === 0;
+    });
+  }
+}
+
+/**
+ * Calls `visit` with the hash and the start of every run of `text`, in order,
+ * until it returns true; says whether one did.
+ */
+function someRun(text: string, visit: (hash: number, start: number) => boolean | void): boolean {
+  let hash = 0;
+  for (let at = 0; at < text.length; at++) {
+    hash = rollHash(
+      hash,
+      at >= PERSONAL_RUN_LENGTH ? text.charCodeAt(at - PERSONAL_RUN_LENGTH) : -1,
+      text.charCodeAt(at),
+    );
+    if (at >= PERSONAL_RUN_LENGTH - 1 && visit(hash, at - PERSONAL_RUN_LENGTH + 1) === true) {
+      return true;
     }
   }
+  return false;
 }
 
 /** The hash of the run ending with `added`, from that of the run before it (`removed` is -1 while it fills). */
