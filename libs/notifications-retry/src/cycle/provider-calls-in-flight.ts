@@ -4,6 +4,12 @@ import { RESOLVED_NOTIFICATIONS_RETRY_OPTIONS } from '../options/resolved-option
 import { RetryMetrics } from '../observability/retry-metrics';
 import type { ResolvedNotificationsRetryOptions } from '../options/notifications-retry-options';
 
+/** A call being tracked: what settles with it, and when it started (monotonic ms). */
+interface TrackedCall {
+  readonly settled: Promise<unknown>;
+  readonly startedAt: number;
+}
+
 /**
  * Every provider call this instance has started and that has not settled yet,
  * by notification id, across cycles. A call written off at its timeout and
@@ -16,12 +22,6 @@ import type { ResolvedNotificationsRetryOptions } from '../options/notifications
  * worker itself waits for) it is given up on (`provider-call-abandoned`) and
  * the notification may be sent again.
  */
-/** A call being tracked: what settles with it, and when it started (monotonic ms). */
-interface TrackedCall {
-  readonly settled: Promise<unknown>;
-  readonly startedAt: number;
-}
-
 @Injectable()
 export class ProviderCallsInFlight {
   private readonly logger = new Logger('NotificationsRetryCycle');
@@ -48,7 +48,10 @@ export class ProviderCallsInFlight {
     settled.then(settle, settle);
   }
 
-  /** The notifications with a call in flight, for the claim to leave out (read, not copied: every claim asks). */
+  /**
+   * The notifications with a call in flight, for the claim to leave out: the
+   * map's own keys, not a copy, as every claim asks.
+   */
   notificationIds(): IterableIterator<string> {
     return this.calls.keys();
   }

@@ -153,7 +153,6 @@ describe('sharesPersonalValues', () => {
       (t: string) => t.replaceAll(' ', '+'),
       (t: string) => t.replaceAll(' ', '\n'),
     ];
-    let agreed = 0;
     const answers = new Set<boolean>();
     for (let i = 0; i < 3_000; i++) {
       let text = '';
@@ -168,9 +167,7 @@ describe('sharesPersonalValues', () => {
         shares: expected,
       });
       answers.add(expected);
-      agreed++;
     }
-    expect(agreed).toBe(3_000);
     expect([...answers].sort()).toEqual([false, true]);
   });
 
