@@ -177,6 +177,7 @@ describe('npm run bench (smoke, 2,500 rows, 20 ms)', () => {
     expect(stdout).toMatch(
       /RSS at each tenth of the drain, from the warm point: \d+\.\d( → \d+\.\d){9} MB\./,
     );
+    expect(stdout).toMatch(/Heap used at the same points: \d+\.\d( → \d+\.\d){9} MB\./);
     expect(stdout).toContain('| | RSS | heap used | heap total | external |');
     expect(stdout).toMatch(
       /\| growth over the drain, from warm \| -?\d+\.\d MB \| -?\d+\.\d MB \| -?\d+\.\d MB \| -?\d+\.\d MB \|/,

@@ -28,7 +28,7 @@ import {
 import { parseBenchOptions, type BenchOptions } from './bench-options';
 import type { BenchSystem } from './bench-system';
 import { measureClaimLatency, type ClaimLatency } from './claim-latency';
-import { compiledCopy } from './compiled-copy';
+import { compiledCopy } from '../support/compiled-copy';
 import { ConnectionSampler } from './connection-sampler';
 import { describeEnvironment } from './environment';
 import { GraphileWorkerSystem } from './graphile-worker-runner';
@@ -211,7 +211,8 @@ async function drainForMemory(
   const concurrency = ours.callsInFlight;
   const root = join(__dirname, '..', '..');
   progress('memory: compiling the library and the harness to JavaScript, as a host deploys it');
-  const compiled = compiledCopy(root);
+  // What the memory child needs: the library, the app's database helpers and the harness.
+  const compiled = compiledCopy(root, ['libs', 'src', 'test/bench']);
   progress(
     `memory: draining all ${options.rows} rows, concurrency ${concurrency}, 0 ms, in a child process`,
   );

@@ -19,6 +19,8 @@ export interface MemoryFigures {
   readonly warmAfterRows: number;
   /** RSS at each tenth of the drain, the warm point first. */
   readonly tenthsRssMb: readonly number[];
+  /** Heap used at the same points. */
+  readonly tenthsHeapUsedMb: readonly number[];
   readonly after: MemorySample;
   readonly drainedRows: number;
   readonly rowsPerSec: number;
@@ -354,6 +356,8 @@ function memoryTable({ memory }: BenchResults): string[] {
     growth('growth from cold', memory.cold),
     '',
     `RSS at each tenth of the drain, from the warm point: ${memory.tenthsRssMb.map((mb) => fmt(mb, 1)).join(' → ')} MB.`,
+    '',
+    `Heap used at the same points: ${memory.tenthsHeapUsedMb.map((mb) => fmt(mb, 1)).join(' → ')} MB.`,
     '',
   ];
 }

@@ -2,9 +2,11 @@
  * One instance of the chaos run: the Pin notifications host app (the real
  * AppModule: TypeORM root, nestjs-pino JSON logs on stdout, /metrics, /health,
  * the retry module) plus a team module with fault-injecting adapters, on a
- * one-second schedule. Started by `run-chaos.ts` as a child process:
+ * one-second schedule. Started by `run-chaos.ts` as a child process, from a
+ * copy of the repository compiled to JavaScript once per run
+ * (test/support/compiled-copy.ts), as a host deploys it:
  *
- *   node -r ts-node/register/transpile-only -r tsconfig-paths/register test/chaos/chaos-instance.ts
+ *   TS_NODE_PROJECT=<copy>/tsconfig.json node -r tsconfig-paths/register <copy>/test/chaos/chaos-instance.js
  *
  * with its configuration in CHAOS_INSTANCE_CONFIG and PGAPPNAME set to its
  * instance id. Spans go to a JSON-lines file; the Prometheus registry is

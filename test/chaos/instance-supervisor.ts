@@ -5,7 +5,12 @@ import { performance } from 'node:perf_hooks';
 import { INSTANCE_CONFIG_ENV, WORKER_APP_PREFIX, type InstanceConfig } from './chaos-config';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
-const INSTANCE_SCRIPT = join(__dirname, 'chaos-instance.ts');
+
+/** The instance script compiled to JavaScript, and the tsconfig that maps the library's alias. */
+export interface InstanceProgram {
+  readonly script: string;
+  readonly tsconfig: string;
+}
 
 export interface InstanceExit {
   readonly code: number | null;
@@ -36,25 +41,22 @@ export class ChaosInstance {
     readonly instanceId: string,
     readonly files: { stdout: string; stderr: string; metrics: string; spans: string },
     config: InstanceConfig,
+    program: InstanceProgram,
   ) {
     const stdout = createWriteStream(files.stdout);
     const stderr = createWriteStream(files.stderr);
-    this.child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', INSTANCE_SCRIPT],
-      {
-        cwd: REPO_ROOT,
-        env: {
-          ...process.env,
-          [INSTANCE_CONFIG_ENV]: JSON.stringify(config),
-          // node-postgres reads it for every connection of the worker's pool: the audit trigger and
-          // pg_terminate_backend tell the instances apart by it.
-          PGAPPNAME: instanceId,
-          TS_NODE_PROJECT: join(REPO_ROOT, 'tsconfig.json'),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    this.child = spawn(process.execPath, ['-r', 'tsconfig-paths/register', program.script], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        [INSTANCE_CONFIG_ENV]: JSON.stringify(config),
+        // node-postgres reads it for every connection of the worker's pool: the audit trigger and
+        // pg_terminate_backend tell the instances apart by it.
+        PGAPPNAME: instanceId,
+        TS_NODE_PROJECT: program.tsconfig,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.exited = new Promise((resolveExit) => {
       let pending = 3;
       let exit: InstanceExit = { code: null, signal: null };
@@ -149,6 +151,7 @@ function pipe(
 
 export interface SupervisorOptions {
   readonly outDir: string;
+  readonly program: InstanceProgram;
   readonly config: Omit<InstanceConfig, 'instanceId' | 'metricsFile' | 'spansFile'>;
 }
 
@@ -170,12 +173,19 @@ export class InstanceSupervisor {
       metrics: `${base}.metrics.prom`,
       spans: `${base}.spans.jsonl`,
     };
-    const instance = new ChaosInstance(slot, generation, instanceId, files, {
-      ...this.options.config,
+    const instance = new ChaosInstance(
+      slot,
+      generation,
       instanceId,
-      metricsFile: files.metrics,
-      spansFile: files.spans,
-    });
+      files,
+      {
+        ...this.options.config,
+        instanceId,
+        metricsFile: files.metrics,
+        spansFile: files.spans,
+      },
+      this.options.program,
+    );
     this.current.set(slot, instance);
     this.all.push(instance);
     return instance;

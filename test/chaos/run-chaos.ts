@@ -10,10 +10,11 @@
  */
 import 'reflect-metadata';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { createScratchDatabase } from '../../src/database/scratch-database';
+import { compiledCopy } from '../support/compiled-copy';
 import { addStream, consumeStream, startNatsServer } from '../support/nats-server';
 import { personalMarker } from '../support/personal-data';
 import { CHAOS_CHANNELS, CHAOS_LOCK_KEY, CHAOS_STREAM, CHAOS_WORKER } from './chaos-config';
@@ -29,7 +30,11 @@ import { killGroupCommits } from './group-commit-kill';
 import { checkInvariants, type DuplicateFigures, type InvariantResult } from './chaos-invariants';
 import { parseChaosOptions, type ChaosOptions } from './chaos-options';
 import { FAULT_SHARES, NON_RETRIABLE_CODES, seededRandom } from './fault-plan';
-import { InstanceSupervisor, type ChaosInstance } from './instance-supervisor';
+import {
+  InstanceSupervisor,
+  type ChaosInstance,
+  type InstanceProgram,
+} from './instance-supervisor';
 import { checkEveryEventPublishedOnce } from './outbox-invariants';
 import { scanForPersonalData, type ScanResult } from './personal-data-scan';
 
@@ -51,6 +56,9 @@ export interface ChaosResult {
 type EmbeddedModule = typeof import('../../src/database/embedded-postgres');
 
 const TICK_MS = 200;
+const REPO_ROOT = resolve(__dirname, '..', '..');
+/** What an instance imports: the library, the host app, the database helpers and the chaos harness. */
+const INSTANCE_SOURCES = ['libs', 'src', 'apps', 'test/chaos', 'test/support'];
 /** How long the run waits, once every row is final, for the relays to publish the last events. */
 const OUTBOX_DRAIN_CAP_MS = 30_000;
 const PROGRESS_EVERY_MS = 5_000;
@@ -108,7 +116,15 @@ export async function runChaos(
     const nats = await startNatsServer();
     cleanups.push(() => nats.stop());
     await addStream(nats.url, CHAOS_STREAM, ['pin.notifications.dispatched.v1']);
-    return await chaos(options, db.url, nats.url, client, seeded, log);
+    // Compiled once: an instance started under ts-node compiled every file again, 3 to 4 s on an
+    // idle machine and past 11 s on a loaded one, longer than the run's own SIGKILL interval.
+    const compiled = compiledCopy(REPO_ROOT, INSTANCE_SOURCES);
+    cleanups.push(() => Promise.resolve(compiled.remove()));
+    const program = {
+      script: compiled.file('test/chaos/chaos-instance.ts'),
+      tsconfig: compiled.tsconfig,
+    };
+    return await chaos(options, db.url, nats.url, client, seeded, program, log);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
@@ -120,12 +136,14 @@ async function chaos(
   natsUrl: string,
   client: Client,
   seeded: readonly SeededRow[],
+  program: InstanceProgram,
   log: (line: string) => void,
 ): Promise<ChaosResult> {
   const random = seededRandom(options.seed);
   const settleMarginMs = CHAOS_WORKER.settleMarginMs;
   const supervisor = new InstanceSupervisor({
     outDir: options.outDir,
+    program,
     config: {
       databaseUrl,
       seed: options.seed,
