@@ -1,4 +1,4 @@
-import { personalDataMarks, sharesPersonalValues } from './personal-data-marks';
+import { needsSpaceFolding, personalDataMarks, sharesPersonalValues } from './personal-data-marks';
 import type { PersonalValues } from './personal-values';
 
 /** `text` with each character marked as personal data shown as `#`: positions must be exact. */
@@ -185,5 +185,22 @@ describe('sharesPersonalValues', () => {
     const long = `${'q'.repeat(200)} monthly statement`;
     expect(sharesPersonalValues(long, values)).toBe(true);
     expect(sharesPersonalValues('q'.repeat(200), values)).toBe(false);
+  });
+});
+
+describe('needsSpaceFolding', () => {
+  it('says yes for exactly the characters `\\s` matches but the space, and `+`', () => {
+    const differing: string[] = [];
+    for (let code = 0; code <= 0xffff; code++) {
+      const char = String.fromCharCode(code);
+      const expected = (/\s/.test(char) && char !== ' ') || char === '+';
+      if (needsSpaceFolding(`ab${char}cd`) !== expected) differing.push(code.toString(16));
+    }
+    expect(differing).toEqual([]);
+  });
+
+  it('says no for a text of letters and spaces, and for an empty one', () => {
+    expect(needsSpaceFolding('Your monthly statement is ready')).toBe(false);
+    expect(needsSpaceFolding('')).toBe(false);
   });
 });

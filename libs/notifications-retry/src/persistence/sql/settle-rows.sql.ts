@@ -115,6 +115,7 @@ export function compileSettleRows(
          FROM r JOIN settled ON settled.id = r."id"
         WHERE r."eventId" IS NOT NULL
      )
-     SELECT EXISTS (SELECT 1 FROM lease) AS "leased", ARRAY(SELECT id FROM settled) AS "settled"`,
+     SELECT EXISTS (SELECT 1 FROM lease) AS "leased",
+            array_to_string(ARRAY(SELECT id FROM settled), ',') AS "settled"`,
   );
 }
