@@ -161,7 +161,25 @@ export class InstanceSupervisor {
   private readonly current = new Map<number, ChaosInstance>();
   private generations = 0;
 
+  private isClosed = false;
+
   constructor(private readonly options: SupervisorOptions) {}
+
+  /** Once closed, an instance that exits is not restarted. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** SIGKILLs every instance still running and waits for them: a run's last word. */
+  async close(): Promise<void> {
+    this.isClosed = true;
+    await Promise.all(
+      this.running().map(async (instance) => {
+        instance.kill('SIGKILL');
+        await instance.exited;
+      }),
+    );
+  }
 
   start(slot: number): ChaosInstance {
     const generation = ++this.generations;

@@ -30,11 +30,7 @@ import { killGroupCommits } from './group-commit-kill';
 import { checkInvariants, type DuplicateFigures, type InvariantResult } from './chaos-invariants';
 import { parseChaosOptions, type ChaosOptions } from './chaos-options';
 import { FAULT_SHARES, NON_RETRIABLE_CODES, seededRandom } from './fault-plan';
-import {
-  InstanceSupervisor,
-  type ChaosInstance,
-  type InstanceProgram,
-} from './instance-supervisor';
+import { InstanceSupervisor, type ChaosInstance } from './instance-supervisor';
 import { checkEveryEventPublishedOnce } from './outbox-invariants';
 import { scanForPersonalData, type ScanResult } from './personal-data-scan';
 
@@ -119,12 +115,25 @@ export async function runChaos(
     // Compiled once: an instance started under ts-node compiled every file again, 3 to 4 s on an
     // idle machine and past 11 s on a loaded one, longer than the run's own SIGKILL interval.
     const compiled = compiledCopy(REPO_ROOT, INSTANCE_SOURCES);
-    cleanups.push(() => Promise.resolve(compiled.remove()));
-    const program = {
-      script: compiled.file('test/chaos/chaos-instance.ts'),
-      tsconfig: compiled.tsconfig,
-    };
-    return await chaos(options, db.url, nats.url, client, seeded, program, log);
+    cleanups.push(async () => compiled.remove());
+    const supervisor = new InstanceSupervisor({
+      outDir: options.outDir,
+      program: {
+        script: compiled.file('test/chaos/chaos-instance.ts'),
+        tsconfig: compiled.tsconfig,
+      },
+      config: {
+        databaseUrl: db.url,
+        seed: options.seed,
+        concurrency: options.concurrency,
+        batchSize: options.batchSize,
+        natsUrl: nats.url,
+      },
+    });
+    // Before the copy goes: a run that failed half-way leaves its instances running, and one that
+    // exits then would be restarted from a script no longer there, again and again.
+    cleanups.push(() => supervisor.close());
+    return await chaos(options, db.url, nats.url, client, seeded, supervisor, log);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }
@@ -136,22 +145,11 @@ async function chaos(
   natsUrl: string,
   client: Client,
   seeded: readonly SeededRow[],
-  program: InstanceProgram,
+  supervisor: InstanceSupervisor,
   log: (line: string) => void,
 ): Promise<ChaosResult> {
   const random = seededRandom(options.seed);
   const settleMarginMs = CHAOS_WORKER.settleMarginMs;
-  const supervisor = new InstanceSupervisor({
-    outDir: options.outDir,
-    program,
-    config: {
-      databaseUrl,
-      seed: options.seed,
-      concurrency: options.concurrency,
-      batchSize: options.batchSize,
-      natsUrl,
-    },
-  });
   const crashes: CrashEvent[] = [];
   const sigterms: SigtermRecord[] = [];
   const unexpectedExits: UnexpectedExit[] = [];
@@ -171,7 +169,7 @@ async function chaos(
   const start = (slot: number): ChaosInstance => {
     const instance = supervisor.start(slot);
     void instance.exited.then((exit) => {
-      if (instance.stopping === null && !stopping) {
+      if (instance.stopping === null && !stopping && !supervisor.closed) {
         unexpectedExits.push({
           instanceId: instance.instanceId,
           ...exit,

@@ -31,9 +31,9 @@ export interface CompiledCopy {
  * time: a process started from it holds no TypeScript compiler (about 19 MB of
  * heap, which V8 then sizes its old generation and page pool on) and compiles
  * nothing while it runs, so what its memory does is the library's, and it
- * starts in a fifth of the time (0.6 s against 3 to 4 s for a chaos instance,
- * and far less under load, when ts-node's compile of every file competes for
- * the CPU).
+ * starts in a fifth of the time (0.6 s against 3 to 4 s for a chaos instance
+ * on an idle machine; under load ts-node's compile of every file competes for
+ * the CPU, and the gap widens).
  */
 export function compiledCopy(root: string, sourceDirs: readonly string[]): CompiledCopy {
   const parsed = ts.getParsedCommandLineOfConfigFile(
@@ -55,29 +55,35 @@ export function compiledCopy(root: string, sourceDirs: readonly string[]): Compi
     declaration: false,
   };
   const out = mkdtempSync(join(tmpdir(), 'pin-compiled-'));
-  for (const dir of sourceDirs) {
-    for (const source of filesUnder(join(root, dir))) {
-      const target = join(out, relative(root, source));
-      mkdirSync(dirname(target), { recursive: true });
-      if (!source.endsWith('.ts')) {
-        // Templates and assets the app reads beside its code.
-        copyFileSync(source, target);
-        continue;
-      }
-      if (/\.(spec|d)\.ts$/.test(source)) continue;
-      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-        compilerOptions,
-        fileName: source,
-      });
-      writeFileSync(target.replace(/\.ts$/, '.js'), outputText);
-    }
-  }
-  symlinkSync(join(root, 'node_modules'), join(out, 'node_modules'), 'dir');
   const tsconfig = join(out, 'tsconfig.json');
-  writeFileSync(
-    tsconfig,
-    JSON.stringify({ compilerOptions: { baseUrl: '.', paths: parsed.options.paths ?? {} } }),
-  );
+  try {
+    for (const dir of sourceDirs) {
+      for (const source of filesUnder(join(root, dir))) {
+        const target = join(out, relative(root, source));
+        mkdirSync(dirname(target), { recursive: true });
+        if (!source.endsWith('.ts')) {
+          // Templates and assets the app reads beside its code.
+          copyFileSync(source, target);
+          continue;
+        }
+        if (/\.(spec|d)\.ts$/.test(source)) continue;
+        const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
+          compilerOptions,
+          fileName: source,
+        });
+        writeFileSync(target.replace(/\.ts$/, '.js'), outputText);
+      }
+    }
+    symlinkSync(join(root, 'node_modules'), join(out, 'node_modules'), 'dir');
+    writeFileSync(
+      tsconfig,
+      // No baseUrl: with one, tsconfig-paths would also look for every package inside the copy.
+      JSON.stringify({ compilerOptions: { paths: parsed.options.paths ?? {} } }),
+    );
+  } catch (error) {
+    rmSync(out, { recursive: true, force: true });
+    throw error;
+  }
   return {
     file: (source) => join(out, source.replace(/\.ts$/, '.js')),
     tsconfig,

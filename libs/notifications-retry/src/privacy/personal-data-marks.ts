@@ -222,8 +222,9 @@ const RUN_FILTER_WORDS = 32;
 
 /**
  * The hashes of a short text's runs, for a yes-or-no search of values for any
- * of them. Kept in one buffer of the module, cleared for each text: a search
- * runs once per success and is synchronous, and two typed arrays allocated per
+ * of them. Kept in buffers of the module (the filter cleared, the hashes
+ * overwritten for each text), so only one may be in use at a time: a search
+ * runs once per success and synchronously, and two typed arrays allocated per
  * search were a third of its time.
  */
 class RunHashes {
@@ -232,6 +233,8 @@ class RunHashes {
   private readonly runs: number;
 
   constructor(private readonly key: string) {
+    // The buffer would drop the runs past its end, and with them what they would find.
+    if (key.length > MAX_SHORT_TEXT_LENGTH) throw new RangeError('not a short text');
     this.runs = key.length - PERSONAL_RUN_LENGTH + 1;
     const { hashes, filter } = RunHashes;
     filter.fill(0);

@@ -64,7 +64,8 @@ const OUTCOME_COLUMNS = [
  * rows one by one). A row whose token no longer matches (the claim lapsed and
  * was taken, or another writer cleared it) is not written, nor is its event.
  *
- * Returns one row: `leased` (the fence held) and `settled`, the ids written.
+ * Returns one row: `leased` (the fence held) and `settled`, the ids written,
+ * joined by commas (outcome-writer.ts says why).
  */
 export function compileSettleRows(
   dataSource: DataSource,
