@@ -471,6 +471,36 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expectPass(await checkNoSuccessRecordedAsFailure(client));
     });
 
+    it('passes on a success answered just after the timeout, written off at the timeout because the claim left no margin, that did not end the row', async () => {
+      // The row waited in the queue: its claim left no settle margin (provider-caller.ts), so the
+      // worker wrote the attempt off at 300 ms; the answer came 11 ms later, a late success.
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-abort',
+        answeredMs: 311,
+      });
+      await write(rowId(1), I, 305, {
+        from: 'Failed',
+        to: 'Failed',
+        attempts: [3, 3],
+        code: 'provider_timeout',
+      });
+      expectPass(await checkNoSuccessRecordedAsFailure(client));
+    });
+
+    it('fails on a success whose attempt was written off before the shortest timeout, with the answer still to come', async () => {
+      await call(rowId(1), I, 0, {
+        event: 'succeeded',
+        fault: 'success-after-abort',
+        answeredMs: 311,
+      });
+      await write(rowId(1), I, 120, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      expectViolation(
+        await checkNoSuccessRecordedAsFailure(client),
+        /call 1 by chaos-worker-i1-g1 \(success-after-abort\) succeeded, answered 311 ms after it started, but its unit of work wrote Pending→Failed/,
+      );
+    });
+
     it('fails on a success answered inside the margin whose attempt committed as a timeout after the answer', async () => {
       await call(rowId(1), I, 0, { event: 'succeeded', fault: 'late-success', answeredMs: 500 });
       await write(rowId(1), I, 560, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
@@ -640,13 +670,13 @@ describe('chaos invariants (crafted states, real PostgreSQL)', () => {
       expect(figures).toEqual({ rows: 1, uncommitted: 1, held: 0, tooLate: 0 });
     });
 
-    it('fails when the first success’s unit of work committed a retry, the second one sending it again', async () => {
+    it('fails when the first success’s unit of work committed a retry before the timeout, the second one sending it again', async () => {
       await call(rowId(1), I, 0, {
         event: 'succeeded',
         fault: 'success-after-abort',
         answeredMs: 320,
       });
-      await write(rowId(1), I, 300, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
+      await write(rowId(1), I, 120, { from: 'Pending', to: 'Failed', code: 'provider_timeout' });
       await call(rowId(1), I, 1_500, { event: 'succeeded', fault: 'deduplicated' });
       await write(rowId(1), I, 1_550, { from: 'Failed', to: 'Sent', attempts: [1, 2] });
       const { result, figures } = await checkDuplicateSends(client);

@@ -221,21 +221,29 @@ export async function checkNoOverlappingCalls(
   );
 }
 
+/** How much later than the worker's timer the ledger may record a call's start. */
+const LEDGER_START_ALLOWANCE_MS = 100;
+
 /**
  * The worker wrote the attempt off before the call answered (or the call never
- * answered: its instance died first), having waited out
- * the timeout and (most of) the settle margin: it could not have known the
- * answer. A write before that point with the answer still to come is the
- * late-answer bug (a worker that stopped waiting at the timeout). Judged with
- * the shortest channel timeout and half the margin, so that a loaded machine's
- * delay between the worker's timer and the ledger's `started` cannot make a
- * correct write look early. An answer that came after every channel's timeout
- * and the whole margin was written off however late its write commits (outcomes
- * are group-committed: the decision comes before the write's commit).
+ * answered: its instance died first), having waited out the timeout: it could
+ * not have known the answer. How long past the timeout it waited is not judged:
+ * the settle margin is cut to what the row's claim leaves (provider-caller.ts),
+ * down to nothing for a row that waited in the queue, so a write-off anywhere
+ * between the timeout and the whole margin is correct (the answer, if a
+ * success, is then recorded by the late-success path: "every notification with
+ * a successful call ends Sent"). That the full margin is awaited when the claim
+ * leaves it is proved by retry-cycle.late-answers.spec.ts. A write-off before
+ * the timeout with the answer still to come is a bug. Judged with the shortest
+ * channel timeout, less an allowance for the ledger's `started` (two round
+ * trips after the worker's timer started), so that a loaded machine cannot make
+ * a correct write look early. An answer that came after every channel's
+ * timeout and the whole margin was written off however late its write commits
+ * (outcomes are group-committed: the decision comes before the write's commit).
  */
 function answeredAfter(call: LedgerCall, write: AuditedWrite): boolean {
   const timeouts = CHAOS_CHANNELS.map((channel) => channel.timeoutMs);
-  const waitedAtLeastMs = Math.min(...timeouts) + CHAOS_WORKER.settleMarginMs / 2;
+  const waitedAtLeastMs = Math.min(...timeouts) - LEDGER_START_ALLOWANCE_MS;
   const pastEveryMarginMs = Math.max(...timeouts) + CHAOS_WORKER.settleMarginMs;
   // No answer at all (its instance died before it came) is later than any write.
   const answeredAt = call.answeredAt ?? Number.POSITIVE_INFINITY;
