@@ -643,7 +643,7 @@ async function collectFigures(
     ['unexpected exits', `${run.unexpectedExits}`],
     ['rows with >1 successful call (duplicates)', `${run.duplicates.rows}`],
     [
-      '  other successes: never committed / held (outcome_not_recorded) / answered past the margin',
+      '  other successes: never committed / held (outcome_not_recorded) / answered after the write-off',
       `${run.duplicates.uncommitted} / ${run.duplicates.held} / ${run.duplicates.tooLate}`,
     ],
     ['lines and values with personal data', `${run.leaks}`],
