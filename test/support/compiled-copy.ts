@@ -59,6 +59,7 @@ export function compiledCopy(root: string, sourceDirs: readonly string[]): Compi
   try {
     for (const dir of sourceDirs) {
       for (const source of filesUnder(join(root, dir))) {
+        if (/\.(spec|d)\.ts$/.test(source)) continue;
         const target = join(out, relative(root, source));
         mkdirSync(dirname(target), { recursive: true });
         if (!source.endsWith('.ts')) {
@@ -66,7 +67,6 @@ export function compiledCopy(root: string, sourceDirs: readonly string[]): Compi
           copyFileSync(source, target);
           continue;
         }
-        if (/\.(spec|d)\.ts$/.test(source)) continue;
         const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
           compilerOptions,
           fileName: source,
